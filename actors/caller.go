@@ -1,0 +1,205 @@
+package actors
+
+import (
+	"context"
+	"sync"
+)
+
+// callState is the caller's side of a root envelope: the outcome once
+// delivered, and the leaf work the caller must run meanwhile.
+type callState[Req, Res any] struct {
+	mu        sync.Mutex
+	work      *Envelope[Req, Res] // FIFO of envelopes to run; guarded by mu
+	workTail  *Envelope[Req, Res] // guarded by mu
+	done      bool                // outcome delivered; guarded by mu
+	res       Res                 // guarded by mu
+	err       error               // guarded by mu
+	abandoned error               // the caller gave up with this error; guarded by mu
+	sleeping  bool                // the caller is blocked on wake; guarded by mu
+	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
+}
+
+func (c *callState[Req, Res]) reset() {
+	var zero Res
+	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
+}
+
+// pokeLocked wakes the caller if it sleeps. It must be called with mu held,
+// right after the change the caller must see; the token is sent after
+// unlocking (see unlockPoke).
+func (c *callState[Req, Res]) pokeLocked() bool {
+	if c.sleeping {
+		c.sleeping = false
+		return true
+	}
+	return false
+}
+
+func (c *callState[Req, Res]) unlockPoke(wake bool) {
+	c.mu.Unlock()
+	if wake {
+		c.wake <- struct{}{}
+	}
+}
+
+// deliver is the hook of a root envelope's first frame: it hands the final
+// outcome to the waiting caller.
+type deliver[Req, Res any] struct{}
+
+func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	c := e.call
+	c.mu.Lock()
+	c.done, c.res, c.err = true, res, err
+	c.unlockPoke(c.pokeLocked())
+	return res, err, false
+}
+
+// rootPool makes root envelopes, each with its caller's side.
+func rootPool[Req, Res any]() *sync.Pool {
+	p := &sync.Pool{}
+	p.New = func() any {
+		e := &Envelope[Req, Res]{call: &callState[Req, Res]{wake: make(chan struct{}, 1)}}
+		e.root = e
+		return e
+	}
+	return p
+}
+
+// newRoot returns a root envelope for a caller's request: references for the
+// caller and for the path, and the delivery frame.
+func newRoot[Req, Res any](pool *sync.Pool, ctx context.Context, req Req) *Envelope[Req, Res] {
+	e := pool.Get().(*Envelope[Req, Res])
+	e.pool = pool
+	e.Ctx, e.Req = ctx, req
+	e.refs.Store(2)
+	e.frames[0].hook = deliver[Req, Res]{}
+	e.depth = 1
+	return e
+}
+
+// HandToCaller is how a leaf service (one that makes the downstream call
+// itself, like Func) implements Inner.Send: it queues l's call of e's
+// request for the caller waiting on e to run, on its own goroutine. When
+// that caller has given up, e is answered at once with its error instead.
+func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
+	e.holder.Store(nil)
+	c := e.root.call
+	c.mu.Lock()
+	if err := c.abandoned; err != nil {
+		c.mu.Unlock()
+		var zero Res
+		e.Answer(zero, err)
+		return
+	}
+	e.leaf = l
+	if c.workTail == nil {
+		c.work = e
+	} else {
+		c.workTail.next = e
+	}
+	c.workTail = e
+	c.unlockPoke(c.pokeLocked())
+}
+
+func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
+	w := c.work
+	if w != nil {
+		c.work = w.next
+		if c.work == nil {
+			c.workTail = nil
+		}
+		w.next = nil
+	}
+	return w
+}
+
+// wait is the caller's side of a call on root envelope r: it runs the leaf
+// work handed to it and returns the outcome. When ctx ends first, the caller
+// gives up: it claims the delivery frame, answers the work still queued for
+// it with ctx's error, and returns that error; the stages still holding the
+// request answer it the same way when they next look at it.
+func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
+	c := r.call
+	done := ctx.Done()
+	for {
+		c.mu.Lock()
+		if c.done {
+			res, err := c.res, c.err
+			c.mu.Unlock()
+			return res, err
+		}
+		w := c.popWork()
+		if w != nil {
+			c.mu.Unlock()
+			w.runLeaf()
+			continue
+		}
+		c.sleeping = true
+		c.mu.Unlock()
+		if done == nil {
+			<-c.wake
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-done:
+			c.mu.Lock()
+			if !c.sleeping {
+				<-c.wake // a token is on its way: take it, so none is left over
+			}
+			c.sleeping = false
+			c.mu.Unlock()
+			if r.frames[0].done.CompareAndSwap(false, true) {
+				return r.abandon(ctx.Err())
+			}
+			done = nil // the outcome is being delivered right now: wait for it
+		}
+	}
+}
+
+func (r *Envelope[Req, Res]) abandon(err error) (Res, error) {
+	c := r.call
+	c.mu.Lock()
+	c.abandoned = err
+	w := c.work
+	c.work, c.workTail = nil, nil
+	c.mu.Unlock()
+	var zero Res
+	for w != nil {
+		next := w.next
+		w.next = nil
+		w.Answer(zero, err)
+		w = next
+	}
+	return zero, err
+}
+
+// Leaf is the downstream call a leaf service hands to the caller through
+// Envelope.HandToCaller. Call runs on the caller's goroutine and may block;
+// it should honour ctx. A Leaf that also has a Name() string method is named
+// in the *troupe.PanicError its panic becomes.
+type Leaf[Req, Res any] interface {
+	Call(ctx context.Context, req Req) (Res, error)
+}
+
+// runLeaf runs e's leaf work on the caller's goroutine and answers e with
+// its outcome. A panic in the work becomes a *troupe.PanicError outcome.
+func (e *Envelope[Req, Res]) runLeaf() {
+	l := e.leaf
+	e.leaf = nil
+	res, err := safeRun(l, e.Ctx, e.Req)
+	e.Answer(res, err)
+}
+
+func safeRun[Req, Res any](l Leaf[Req, Res], ctx context.Context, req Req) (res Res, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			where := "leaf"
+			if n, ok := l.(interface{ Name() string }); ok {
+				where = n.Name()
+			}
+			err = newPanicError(where, v)
+		}
+	}()
+	return l.Call(ctx, req)
+}

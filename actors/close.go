@@ -1,0 +1,121 @@
+package actors
+
+import (
+	"context"
+
+	"github.com/troupe-go/troupe"
+)
+
+// closeMsg asks the stage actor to drain (abort=false) or to answer
+// everything with ErrClosed and stop (abort=true).
+type closeMsg struct{ abort bool }
+
+var (
+	drainMsg = &closeMsg{}
+	abortMsg = &closeMsg{abort: true}
+)
+
+// Close closes the stage (troupe.Closer): reservations fail with a
+// *troupe.ClosedError at once, and permits already issued fail when called;
+// the requests already accepted are handed on as usual until ctx is done,
+// then those left are answered with the same error. Close returns once the
+// actor has stopped: nil when everything drained, ctx's error otherwise.
+// Close does not close the inner service.
+func (s *Stage[Req, Res]) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.mb.Close(s.closedError(nil))
+		s.mb.PostControl(drainMsg)
+	})
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mb.PostControl(abortMsg)
+	<-s.done
+	return ctx.Err()
+}
+
+func (s *Stage[Req, Res]) onClose(m *closeMsg) {
+	if m.abort {
+		s.abort(s.closedError(nil))
+	} else if s.closing == open {
+		s.closing = draining
+	}
+}
+
+// abort answers everything the stage holds with err and stops the actor;
+// what is still queued is answered by the mailbox as it stops.
+func (s *Stage[Req, Res]) abort(err error) {
+	if s.closing == aborting {
+		return
+	}
+	s.closing, s.closeErr = aborting, err
+	s.mb.Close(err)
+	s.dropParked(err)
+	s.beh.Fail(s, err)
+	s.ctx.Stop(s.ctx.Self())
+}
+
+// maybeStop stops a draining stage once it holds nothing.
+func (s *Stage[Req, Res]) maybeStop() {
+	if s.closing != draining || s.parked != nil || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+		return
+	}
+	s.closing = aborting // nothing left to drain; anything late is refused
+	s.closeErr = s.closedError(nil)
+	s.ctx.Stop(s.ctx.Self())
+}
+
+// onStopped ends the stage: its mailbox refuses everything from now on and
+// answers what it still queues; the parked and kept requests are answered;
+// the supervisor's stop after a failure says so in the error.
+func (s *Stage[Req, Res]) onStopped() {
+	err := s.closeErr
+	if err == nil {
+		err = s.closedError(s.failure)
+	}
+	s.mb.Close(err)
+	s.dropParked(err)
+	s.beh.Fail(s, err)
+	s.mb.Stop()
+	s.host.forget(s)
+	close(s.done)
+}
+
+// onRestarting answers what the failed stage held; its queue is carried
+// over to the restarted actor (SPEC SUP3).
+func (s *Stage[Req, Res]) onRestarting() {
+	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
+	s.dropParked(err)
+	s.beh.Fail(s, err)
+}
+
+// panicked runs on the actor goroutine when a message panicked, before the
+// failure goes to the supervisor: the request being processed, if the stage
+// still holds it, is answered now (protoactor would lose it on restart).
+func (s *Stage[Req, Res]) panicked(msg any, reason any) {
+	perr := newPanicError(s.name, reason)
+	s.failure = perr
+	if e, ok := msg.(*Envelope[Req, Res]); ok && e.holder.Load() == s.mb {
+		s.Answer(e, &troupe.RestartError{Stage: s.name, Cause: perr})
+	}
+}
+
+// dropped answers a message the stopped stage will never process.
+func (s *Stage[Req, Res]) dropped(msg any, err error) {
+	switch m := msg.(type) {
+	case *Envelope[Req, Res]:
+		if s.hold {
+			s.mb.Free() // never taken, so its slot's frame was never pushed
+		}
+		s.Answer(m, err)
+	case *grantMsg:
+		if m.err == nil {
+			s.inner.Unreserve()
+		}
+	case *closeMsg, *parkedCtxDone:
+	default:
+		s.beh.Dropped(msg, err)
+	}
+}

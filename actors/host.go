@@ -1,0 +1,149 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Host is a supervisor actor and the stages spawned under it: stages are its
+// children, so its Strategy decides what happens when one fails (a stage
+// spawned from protoactor's root context would not be governed by it). A
+// Host is a troupe.Host. It is safe for concurrent use.
+type Host struct {
+	sys      *System
+	name     string
+	pid      *actor.PID
+	strategy Strategy
+
+	mu     sync.Mutex
+	stages []stopper // in spawn order (innermost first); guarded by mu
+	closed bool      // guarded by mu
+}
+
+// stopper is a spawned stage, as its host sees it.
+type stopper interface {
+	Close(ctx context.Context) error
+}
+
+// TroupeHost marks Host as a troupe.Host.
+func (h *Host) TroupeHost() {}
+
+// System returns the system h belongs to.
+func (h *Host) System() *System { return h.sys }
+
+// Name returns the host's name.
+func (h *Host) Name() string { return h.name }
+
+// PID returns the supervisor actor's PID.
+func (h *Host) PID() *actor.PID { return h.pid }
+
+func (s *System) newHost(name string, strategy Strategy) *Host {
+	h := &Host{sys: s, name: name, strategy: strategy}
+	props := actor.PropsFromProducer(func() actor.Actor { return &supervisorActor{h: h} })
+	h.pid = s.as.Root.SpawnPrefix(props, name+"-")
+	return h
+}
+
+// spawnReq asks a supervisor actor to spawn a child: only an actor's own
+// goroutine may change its children.
+type spawnReq struct {
+	props *actor.Props
+	name  string
+	reply chan spawnRes
+}
+
+type spawnRes struct {
+	pid *actor.PID
+	err error
+}
+
+// spawn starts a child of h's supervisor actor and registers it for Close.
+func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrShutdown
+	}
+	h.stages = append(h.stages, st)
+	h.mu.Unlock()
+	req := &spawnReq{props: props, name: name, reply: make(chan spawnRes, 1)}
+	h.sys.as.Root.Send(h.pid, req)
+	res := <-req.reply
+	if res.err != nil {
+		h.forget(st)
+	}
+	return res.pid, res.err
+}
+
+func (h *Host) forget(st stopper) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, s := range h.stages {
+		if s == st {
+			h.stages = append(h.stages[:i], h.stages[i+1:]...)
+			return
+		}
+	}
+}
+
+// Close closes every stage of h, the most recently spawned (outermost)
+// first, then stops the supervisor actor. Later spawns fail with
+// ErrShutdown.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	stages := h.stages
+	h.mu.Unlock()
+	var errs []error
+	for i := len(stages) - 1; i >= 0; i-- {
+		errs = append(errs, stages[i].Close(ctx))
+	}
+	stopped := make(chan struct{})
+	h.sys.as.Root.Send(h.pid, &stopReq{done: stopped})
+	<-stopped
+	return errors.Join(errs...)
+}
+
+// stopReq asks the supervisor actor to stop itself; done is closed once it
+// has stopped.
+type stopReq struct{ done chan struct{} }
+
+// supervisorActor is a Host's actor: it spawns children on request and,
+// being a SupervisorStrategy itself, decides their fate when they fail.
+type supervisorActor struct {
+	h    *Host
+	done chan struct{}
+}
+
+func (a *supervisorActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *spawnReq:
+		id := m.name + "-" + c.ActorSystem().ProcessRegistry.NextId()
+		pid, err := c.SpawnNamed(m.props, id)
+		m.reply <- spawnRes{pid: pid, err: err}
+	case *stopReq:
+		a.done = m.done
+		c.Stop(c.Self())
+	case *actor.Stopped:
+		if a.done != nil {
+			close(a.done)
+		}
+	}
+}
+
+// HandleFailure implements actor.SupervisorStrategy for the host's children.
+func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
+	rs.Fail()
+	if a.h.strategy.Decide(child, rs, reason) == Restart {
+		sup.RestartChildren(child)
+		return
+	}
+	sup.StopChildren(child)
+}

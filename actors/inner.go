@@ -1,0 +1,40 @@
+package actors
+
+import (
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// Inner is the non-blocking side of a service: what a stage actor uses to
+// talk to the service inside it without ever blocking. Stages, Func and
+// troupetest's mock implement it; Adapt gives it to any troupe.Service.
+//
+// Reservations are units of capacity, all alike. Every unit taken by
+// TryReserve or granted through ReserveAsync is spent by exactly one Send or
+// given back by exactly one Unreserve. All methods are safe for concurrent use.
+type Inner[Req, Res any] interface {
+	// TryReserve takes one unit if the service is ready now. A non-nil error
+	// means the service is broken (SPEC CORE7).
+	TryReserve() (bool, error)
+	// ReserveAsync takes one unit now (granted) or puts w in line: w is then
+	// notified with nil once a unit was taken for it, or with the error that
+	// broke the service.
+	ReserveAsync(w *mailbox.Waiter) (granted bool, err error)
+	// CancelWait takes w out of line; false means its notification is
+	// already decided and on its way.
+	CancelWait(w *mailbox.Waiter) bool
+	// Unreserve gives one unit back.
+	Unreserve()
+	// Send hands e over using one unit. It never blocks: the outcome comes
+	// back through e's frames.
+	Send(e *Envelope[Req, Res])
+}
+
+// AsInner returns svc's Inner side: svc itself when it has one, otherwise
+// an adapter (see Adapt).
+func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
+	if in, ok := svc.(Inner[Req, Res]); ok {
+		return in
+	}
+	return Adapt(svc)
+}

@@ -1,0 +1,260 @@
+package actors
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// Behavior is what makes a stage a timeout, a retry, a buffer...: the
+// stage-specific part of a stage actor. Its methods run on the stage's actor
+// goroutine, one at a time; they must not block.
+type Behavior[Req, Res any] interface {
+	// Request handles a request the stage took from its mailbox. The stage
+	// holds e, and a slot for it, until the behavior forwards it
+	// (Stage.Forward), answers it (Stage.Answer), or keeps it (then the
+	// behavior must answer or forward it later, and Fail it on demand).
+	Request(s *Stage[Req, Res], e *Envelope[Req, Res])
+	// Control handles a control message of the behavior's own.
+	Control(s *Stage[Req, Res], msg any)
+	// Fail answers with err every request the behavior keeps: the stage is
+	// restarting (err is a *troupe.RestartError) or stopping.
+	Fail(s *Stage[Req, Res], err error)
+	// Idle reports whether the behavior keeps no request: a closing stage
+	// stops once its mailbox is empty and its behavior idle.
+	Idle() bool
+	// Dropped answers a control message of the behavior's own that the
+	// stage will never process (it stopped). It may run on any goroutine.
+	Dropped(msg any, err error)
+}
+
+// Passthrough is a Behavior that forwards every request. Stage behaviors
+// embed it and override what they need.
+type Passthrough[Req, Res any] struct{}
+
+// Request forwards e.
+func (Passthrough[Req, Res]) Request(s *Stage[Req, Res], e *Envelope[Req, Res]) { s.Forward(e) }
+
+// Control ignores msg.
+func (Passthrough[Req, Res]) Control(*Stage[Req, Res], any) {}
+
+// Fail does nothing: a Passthrough keeps nothing.
+func (Passthrough[Req, Res]) Fail(*Stage[Req, Res], error) {}
+
+// Idle reports true.
+func (Passthrough[Req, Res]) Idle() bool { return true }
+
+// Dropped does nothing.
+func (Passthrough[Req, Res]) Dropped(any, error) {}
+
+// Config describes a stage to spawn.
+type Config struct {
+	// Name names the stage in errors and in its actor's PID.
+	Name string
+	// Capacity is the number of slots in the stage's mailbox (default 64).
+	Capacity int
+	// HoldUntilOutcome keeps a request's slot until its outcome is delivered,
+	// instead of freeing it when the request is handed on: the stage's
+	// capacity then bounds the requests in flight below it (a concurrency
+	// limit).
+	HoldUntilOutcome bool
+	// Spin is passed to the mailbox (mailbox.Spin).
+	Spin int
+}
+
+// ErrBadConfig is matched by the error of a stage built with a bad
+// configuration.
+var ErrBadConfig = errors.New("actors: bad stage configuration")
+
+// Stage is one stage actor: a protoactor-go actor with a reservation mailbox
+// whose free slots are the stage's readiness, a Behavior, and the inner
+// service it hands requests on to. A Stage is a troupe.Service (Reserve
+// returns a permit for one of its slots), an Inner for the stage outside it,
+// and a troupe.Closer. It is safe for concurrent use; the fields marked
+// "actor" are owned by its actor goroutine.
+type Stage[Req, Res any] struct {
+	name  string
+	host  *Host
+	mb    *mailbox.Mailbox
+	pid   *actor.PID
+	inner Inner[Req, Res]
+	beh   Behavior[Req, Res]
+	hold  bool
+
+	permits troupe.PermitSource[Req, Res]
+	roots   *sync.Pool // root envelopes for calls made through permits
+
+	// Parking (SPEC ACT3): the request waiting for the inner service.
+	parked     *Envelope[Req, Res] // actor
+	waiter     *mailbox.Waiter     // made once; its grant is posted as grant
+	grant      *grantMsg           // reused: one grant outstanding at a time
+	parkedDone *parkedCtxDone      // reused: one parked request at a time
+	watchFn    func()              // made once: posts parkedDone
+	ctx        actor.Context       // actor; the context of the message in hand
+	failure    error               // actor; the last panic
+	closing    closeState          // actor
+	closeErr   error               // actor; what queued and held requests get when aborted
+
+	closeOnce sync.Once
+	done      chan struct{} // closed when the actor has stopped
+}
+
+type closeState int
+
+const (
+	open closeState = iota
+	draining
+	aborting
+)
+
+// grantMsg carries the outcome of a ReserveAsync on the inner service.
+type grantMsg struct{ err error }
+
+// parkedCtxDone says the parked request's context may have ended.
+type parkedCtxDone struct{}
+
+// Spawn starts a stage with behavior beh over inner in host h.
+func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Res], beh Behavior[Req, Res]) (*Stage[Req, Res], error) {
+	host, err := HostFrom(h)
+	if err != nil {
+		return nil, err
+	}
+	if inner == nil || beh == nil {
+		return nil, errors.Join(ErrBadConfig, errors.New("actors: Spawn: nil inner service or behavior"))
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 64
+	}
+	if cfg.Name == "" {
+		cfg.Name = "stage"
+	}
+	s := &Stage[Req, Res]{
+		name:       cfg.Name,
+		host:       host,
+		inner:      AsInner(inner),
+		beh:        beh,
+		hold:       cfg.HoldUntilOutcome,
+		roots:      rootPool[Req, Res](),
+		grant:      &grantMsg{},
+		parkedDone: &parkedCtxDone{},
+		done:       make(chan struct{}),
+	}
+	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked), mailbox.Spin(cfg.Spin))
+	if err != nil {
+		return nil, errors.Join(ErrBadConfig, err)
+	}
+	s.mb = mb
+	s.waiter = mailbox.NewWaiter(s.granted)
+	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
+	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))
+	pid, err := host.spawn(props, cfg.Name, s)
+	if err != nil {
+		return nil, err
+	}
+	s.pid = pid
+	return s, nil
+}
+
+// Name returns the stage's name.
+func (s *Stage[Req, Res]) Name() string { return s.name }
+
+// Mailbox returns the stage's mailbox, for its counters.
+func (s *Stage[Req, Res]) Mailbox() *mailbox.Mailbox { return s.mb }
+
+// PID returns the stage actor's PID.
+func (s *Stage[Req, Res]) PID() *actor.PID { return s.pid }
+
+// Inner returns the service the stage hands requests on to.
+func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }
+
+// Done is closed once the stage's actor has stopped.
+func (s *Stage[Req, Res]) Done() <-chan struct{} { return s.done }
+
+// PostControl queues a control message for the stage's behavior.
+func (s *Stage[Req, Res]) PostControl(msg any) { s.mb.PostControl(msg) }
+
+// Context returns the protoactor context of the message being processed
+// (actor goroutine only).
+func (s *Stage[Req, Res]) Context() actor.Context { return s.ctx }
+
+// closedError is what requests get once the stage closed: why, if it failed.
+func (s *Stage[Req, Res]) closedError(cause error) error {
+	return &troupe.ClosedError{Service: s.name, Cause: cause}
+}
+
+// stageActor is the protoactor side of a Stage: the same memory, with the
+// actor.Actor method.
+type stageActor[Req, Res any] Stage[Req, Res]
+
+func (a *stageActor[Req, Res]) Receive(c actor.Context) {
+	s := (*Stage[Req, Res])(a)
+	s.ctx = c
+	switch m := c.Message().(type) {
+	case *Envelope[Req, Res]:
+		s.onRequest(m)
+	case *grantMsg:
+		s.onGrant(m)
+	case *parkedCtxDone:
+		s.onParkedCtxDone()
+	case *closeMsg:
+		s.onClose(m)
+	case *actor.Restarting:
+		s.onRestarting()
+	case *actor.Stopped:
+		s.onStopped()
+	case *actor.Started, *actor.Stopping, *actor.Restart:
+	default:
+		s.beh.Control(s, m)
+	}
+	if s.closing != open {
+		s.maybeStop()
+	}
+	s.ctx = nil
+}
+
+// onRequest handles a request taken from the mailbox.
+func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
+	if s.hold {
+		if _, err := e.Push(s); err != nil {
+			s.mb.Free()
+			var zero Res
+			e.Answer(zero, err)
+			return
+		}
+	}
+	if s.closing == aborting {
+		s.Answer(e, s.closeErr)
+		return
+	}
+	if err := e.Ctx.Err(); err != nil {
+		s.Answer(e, err) // its caller gave up while it was queued
+		return
+	}
+	s.beh.Request(s, e)
+}
+
+// Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
+// delivered, so the slot is free.
+func (s *Stage[Req, Res]) Complete(_ *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	s.mb.Free()
+	return res, err, false
+}
+
+// Answer ends the path of a request the stage holds with an error, freeing
+// its slot (the behavior's request is not handed on).
+func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
+	var zero Res
+	s.Respond(e, zero, err)
+}
+
+// Respond ends the path of a request the stage holds with an outcome,
+// freeing its slot.
+func (s *Stage[Req, Res]) Respond(e *Envelope[Req, Res], res Res, err error) {
+	if !s.hold {
+		s.mb.Free()
+	}
+	e.Answer(res, err)
+}

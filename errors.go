@@ -1,0 +1,93 @@
+package troupe
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the contract. Every error troupe makes is one of these,
+// one of the error types below, or a stage package's own sentinel; all of
+// them work with errors.Is and errors.As and wrap their cause (SPEC CORE9).
+var (
+	// ErrPermitUsed is returned by a second Call or Release of a Permit, or a
+	// Call after Release. The inner service is never reached.
+	ErrPermitUsed = errors.New("troupe: permit already used or released")
+	// ErrInvalidPermit is returned by Call or Release of a nil or zero Permit,
+	// one that no Service issued.
+	ErrInvalidPermit = errors.New("troupe: invalid permit: not issued by a service")
+	// ErrClosed is matched by every error of a closed service: reserving on
+	// it, calling a permit it issued, or a request it accepted but could not
+	// complete. The error returned is a *ClosedError that says why.
+	ErrClosed = errors.New("troupe: service closed")
+	// ErrRestarted is matched by the error a request gets when the stage
+	// holding it failed and was restarted; the error is a *RestartError.
+	ErrRestarted = errors.New("troupe: stage restarted")
+	// ErrPanic is matched by a *PanicError: a panic recovered in a stage or
+	// in the function of a leaf service.
+	ErrPanic = errors.New("troupe: panic recovered")
+)
+
+// ClosedError reports that a service is closed, and why. It matches
+// ErrClosed and unwraps to the cause (nil when closed on purpose).
+type ClosedError struct {
+	// Service names the closed stage or service.
+	Service string
+	// Cause is what closed it: nil for a deliberate Close, otherwise the
+	// failure (a *PanicError, an inner readiness error, ...).
+	Cause error
+}
+
+func (e *ClosedError) Error() string {
+	if e.Cause == nil {
+		return fmt.Sprintf("troupe: %s: service closed", e.Service)
+	}
+	return fmt.Sprintf("troupe: %s: service closed: %v", e.Service, e.Cause)
+}
+
+// Is reports whether target is ErrClosed.
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
+
+// Unwrap returns the cause.
+func (e *ClosedError) Unwrap() error { return e.Cause }
+
+// RestartError is the outcome of a request that a stage held when the stage
+// failed and was restarted by its supervisor. It matches ErrRestarted and
+// unwraps to the failure (usually a *PanicError).
+type RestartError struct {
+	Stage string
+	Cause error
+}
+
+func (e *RestartError) Error() string {
+	return fmt.Sprintf("troupe: %s: stage restarted after failure: %v", e.Stage, e.Cause)
+}
+
+// Is reports whether target is ErrRestarted.
+func (e *RestartError) Is(target error) bool { return target == ErrRestarted }
+
+// Unwrap returns the failure that caused the restart.
+func (e *RestartError) Unwrap() error { return e.Cause }
+
+// PanicError is a panic recovered in a stage or a leaf function. It matches
+// ErrPanic, and unwraps to the panic value when that value is an error.
+type PanicError struct {
+	// Where names the stage or service that panicked.
+	Where string
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the goroutine stack at the panic, for diagnosis.
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("troupe: %s: panic: %v", e.Where, e.Value)
+}
+
+// Is reports whether target is ErrPanic.
+func (e *PanicError) Is(target error) bool { return target == ErrPanic }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

@@ -1,0 +1,99 @@
+package troupe
+
+import (
+	"context"
+	"errors"
+	"slices"
+)
+
+// Host runs the stage actors of a stack. [Builder.Build] hands the host to
+// every layer, and a layer spawns its stage in it. Hosts come from package
+// actors (an actor system) and package supervisor (one supervised pipeline
+// per downstream); troupe itself never looks inside one, and a layer that
+// spawns nothing just passes it on. A nil Host means the process-wide default
+// system of package actors.
+type Host interface {
+	// TroupeHost marks a Host; it does nothing.
+	TroupeHost()
+}
+
+// Layer wraps a service in a stage. Layers are values: building a stack from
+// them spawns the stages, and the same layer can build many stacks.
+type Layer[Req, Res any] interface {
+	// Layer returns a service that runs this layer's stage in h over inner.
+	// A bad configuration is an error here, never a panic.
+	Layer(h Host, inner Service[Req, Res]) (Service[Req, Res], error)
+}
+
+// LayerFunc adapts a function to a Layer.
+type LayerFunc[Req, Res any] func(h Host, inner Service[Req, Res]) (Service[Req, Res], error)
+
+// Layer calls f.
+func (f LayerFunc[Req, Res]) Layer(h Host, inner Service[Req, Res]) (Service[Req, Res], error) {
+	return f(h, inner)
+}
+
+// Builder stacks layers. The first layer added is the outermost: it sees a
+// request first and its outcome last (SPEC L1). A Builder is immutable: Layer
+// returns a new Builder, so a partial builder can be shared and extended. It
+// is safe for concurrent use.
+type Builder[Req, Res any] struct {
+	layers []Layer[Req, Res]
+}
+
+// NewBuilder returns an empty builder.
+func NewBuilder[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
+
+// Layer returns a builder with l added inside the layers added before it.
+func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
+	return Builder[Req, Res]{layers: append(slices.Clip(b.layers), l)}
+}
+
+// Build spawns the stages in h over inner, innermost first, and returns the
+// stack. When a layer fails, the stages already built are closed and the
+// error is returned. The stack does not own inner: closing the stack leaves
+// inner alone.
+func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, Res], error) {
+	if inner == nil {
+		return nil, errors.New("troupe: Build: inner service is nil")
+	}
+	st := &Stack[Req, Res]{Service: inner}
+	for i := len(b.layers) - 1; i >= 0; i-- {
+		if b.layers[i] == nil {
+			_ = st.Close(context.Background())
+			return nil, errors.New("troupe: Build: nil layer")
+		}
+		svc, err := b.layers[i].Layer(h, st.Service)
+		if err != nil {
+			_ = st.Close(context.Background())
+			return nil, err
+		}
+		if svc == nil {
+			_ = st.Close(context.Background())
+			return nil, errors.New("troupe: Build: layer returned a nil service")
+		}
+		st.Service = svc
+		if c, ok := svc.(Closer); ok {
+			st.stages = append(st.stages, c)
+		}
+	}
+	return st, nil
+}
+
+// Stack is a built stack of stages: a Service whose Close stops its stages,
+// outermost first so that each drains into a still-running inner stage.
+// It is safe for concurrent use.
+type Stack[Req, Res any] struct {
+	Service[Req, Res]
+	stages []Closer // innermost first; set by Build, then read-only
+}
+
+// Close closes the stack's stages, outermost first, and returns the errors
+// they reported, joined. See [Closer] for what closing a stage means.
+func (s *Stack[Req, Res]) Close(ctx context.Context) error {
+	var errs []error
+	for i := len(s.stages) - 1; i >= 0; i-- {
+		errs = append(errs, s.stages[i].Close(ctx))
+	}
+	return errors.Join(errs...)
+}

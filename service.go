@@ -1,0 +1,55 @@
+package troupe
+
+import "context"
+
+// Service is something requests can be sent to. Its readiness is a
+// reservation: Reserve waits until the service can accept one more request and
+// returns a [Permit] holding that capacity. Only the permit can call.
+//
+// Reserve honours ctx: when ctx is done before capacity is available it
+// returns ctx's error and holds nothing (SPEC CORE1). A Reserve error other
+// than a context error means the service is broken: stop using it (CORE7).
+//
+// Copying a Service value (or the handle behind it) copies no reservation:
+// permits are separate values (CORE5). Implementations must be safe for
+// concurrent use.
+type Service[Req, Res any] interface {
+	Reserve(ctx context.Context) (*Permit[Req, Res], error)
+}
+
+// Reservation is the issuing service's side of a [Permit]: what a Service
+// implementation hands to [PermitSource.Issue]. The Permit guarantees that
+// exactly one of Call or Release is invoked, at most once, per issued permit;
+// or, when the permit is dropped unused, that Release is invoked by the
+// garbage-collection safety net.
+//
+// A Reservation may be shared by many permits (a stage whose slots are
+// interchangeable passes itself), so it must be safe for concurrent use.
+type Reservation[Req, Res any] interface {
+	// Call sends req using one unit of reserved capacity and returns its
+	// outcome. It must honour ctx.
+	Call(ctx context.Context, req Req) (Res, error)
+	// Release gives one unit of reserved capacity back, unused.
+	Release()
+}
+
+// Closer is implemented by services that own resources (actors, timers).
+// Close stops accepting work, answers every accepted request (with
+// [ErrClosed] when it cannot be completed before ctx is done), returns every
+// reserved unit of capacity and releases the resources. It is safe to call
+// more than once; later calls return the first call's result.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// Do reserves capacity on svc, sends req with the permit and returns the
+// outcome: the one-line form of Reserve followed by Permit.Call, for callers
+// who do not need to separate the two (SPEC CORE8).
+func Do[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
+	p, err := svc.Reserve(ctx)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return p.Call(ctx, req)
+}

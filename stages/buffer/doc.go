@@ -1,0 +1,20 @@
+// Package buffer is tower's Buffer as a troupe stage: the inner service is
+// handed to one worker actor, and callers share only that actor's bounded
+// mailbox (SPEC B1-B4).
+//
+//   - Reserving reserves one of the mailbox's slots (B1). When all are taken,
+//     reserving waits, honouring its context.
+//   - The worker asks the inner service for readiness before it takes the next
+//     message (B2): while the inner service is not ready, requests wait in the
+//     mailbox, then in callers' reservations. The inner service is used only by
+//     the worker, so it needs no copying and no locking.
+//   - The response is awaited by the caller, not by the worker (B3): the worker
+//     hands the pending call back and moves on; the caller's goroutine runs the
+//     downstream function.
+//   - When the worker dies (its inner service reports a readiness error, its
+//     supervisor stops it after panics, or it is closed), every waiting and
+//     every later caller gets a *troupe.ClosedError that matches
+//     troupe.ErrClosed and wraps the cause (B4).
+//
+// A Buffer is safe for concurrent use.
+package buffer
