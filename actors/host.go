@@ -129,8 +129,16 @@ func (a *supervisorActor) Receive(c actor.Context) {
 		pid, err := c.SpawnNamed(m.props, id)
 		m.reply <- spawnRes{pid: pid, err: err}
 	case *stopReq:
+		// Stop once every child has terminated: stopping earlier would send
+		// Stop to children that are already gone (a dead letter).
 		a.done = m.done
-		c.Stop(c.Self())
+		if len(c.Children()) == 0 {
+			c.Stop(c.Self())
+		}
+	case *actor.Terminated:
+		if a.done != nil && len(c.Children()) == 0 {
+			c.Stop(c.Self())
+		}
 	case *actor.Stopped:
 		if a.done != nil {
 			close(a.done)

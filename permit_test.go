@@ -1,0 +1,101 @@
+package troupe_test
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
+)
+
+// spec: CORE4
+func TestCORE4_ReleaseGivesCapacityBackAtOnce(t *testing.T) {
+	sys := newSystem(t)
+	b, c := newBuffer(t, sys, 1)
+	p, err := b.Reserve(context.Background())
+	require.NoError(t, err)
+	ok, err := b.TryReserve()
+	require.NoError(t, err)
+	require.False(t, ok, "the only slot is reserved")
+	require.NoError(t, p.Release())
+	ok, err = b.TryReserve()
+	require.NoError(t, err)
+	assert.True(t, ok, "released capacity is available at once, without waiting")
+	b.Unreserve()
+	assert.Zero(t, c.calls.Load())
+}
+
+// releaser is a Reservation that reports its releases.
+type releaser struct{ released chan struct{} }
+
+func (r *releaser) Call(context.Context, int) (int, error) { return 0, nil }
+func (r *releaser) Release()                               { r.released <- struct{}{} }
+
+// spec: CORE4
+func TestCORE4_DroppedPermitIsReclaimed(t *testing.T) {
+	var src troupe.PermitSource[int, int]
+	r := &releaser{released: make(chan struct{}, 1)}
+	before := troupe.LeakedPermits()
+	func() {
+		p := src.Issue(r)
+		_ = p // dropped without Call or Release
+	}()
+	waitGC(t, r.released)
+	assert.Equal(t, before+1, troupe.LeakedPermits())
+}
+
+// spec: CORE4
+func TestCORE4_DroppedPermitFreesStageSlot(t *testing.T) {
+	sys := newSystem(t)
+	b, _ := newBuffer(t, sys, 1)
+	func() {
+		_, err := b.Reserve(context.Background())
+		require.NoError(t, err)
+	}()
+	free := make(chan struct{}, 1)
+	var gone atomic.Bool
+	for range 50 {
+		runtime.GC()
+		if ok, _ := b.TryReserve(); ok {
+			gone.Store(true)
+			close(free)
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // the GC's cleanup goroutine needs a moment, not a synchronisation
+	}
+	require.True(t, gone.Load(), "the dropped permit's slot was never reclaimed")
+	b.Unreserve()
+}
+
+// waitGC runs the garbage collector until ch receives, or fails.
+func waitGC(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	for range 50 {
+		runtime.GC()
+		select {
+		case <-ch:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the dropped permit was never reclaimed")
+}
+
+func TestPermitSourceIssuesDistinctPermits(t *testing.T) {
+	var src troupe.PermitSource[int, int]
+	r := &releaser{released: make(chan struct{}, 200)}
+	seen := map[*troupe.Permit[int, int]]bool{}
+	for range 200 { // several slabs
+		p := src.Issue(r)
+		require.False(t, seen[p])
+		seen[p] = true
+	}
+	for p := range seen {
+		require.NoError(t, p.Release())
+	}
+	assert.Len(t, r.released, 200)
+}
