@@ -76,6 +76,7 @@ func (s *Stage[Req, Res]) onStopped() {
 		err = s.closedError(s.failure)
 	}
 	s.mb.Close(err)
+	s.dropCulprit(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
 	s.mb.Stop()
@@ -87,18 +88,28 @@ func (s *Stage[Req, Res]) onStopped() {
 // over to the restarted actor (SPEC SUP3).
 func (s *Stage[Req, Res]) onRestarting() {
 	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
+	s.dropCulprit(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
 }
 
 // panicked runs on the actor goroutine when a message panicked, before the
-// failure goes to the supervisor: the request being processed, if the stage
-// still holds it, is answered now (protoactor would lose it on restart).
+// failure goes to the supervisor. The request being processed, if the stage
+// still holds it, is kept aside (protoactor would lose it on restart) and
+// answered once the supervisor has decided: restart or stop.
 func (s *Stage[Req, Res]) panicked(msg any, reason any) {
-	perr := newPanicError(s.name, reason)
-	s.failure = perr
-	if e, ok := msg.(*Envelope[Req, Res]); ok && e.holder.Load() == s.mb {
-		s.Answer(e, &troupe.RestartError{Stage: s.name, Cause: perr})
+	s.failure = newPanicError(s.name, reason)
+	if e, ok := msg.(*Envelope[Req, Res]); ok && e.holder.Load() == s.mb && e != s.parked {
+		s.culprit = e
+	}
+}
+
+// dropCulprit answers the request that was being processed when the stage
+// failed.
+func (s *Stage[Req, Res]) dropCulprit(err error) {
+	if e := s.culprit; e != nil {
+		s.culprit = nil
+		s.Answer(e, err)
 	}
 }
 

@@ -117,6 +117,7 @@ func (s *Stage[Req, Res]) dropParked(err error) {
 // reported a readiness error, so nothing sent to it can succeed (CORE7, B4).
 func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 	cerr := s.closedError(err)
+	s.mb.Close(cerr) // first: the slot e frees must not go to a new caller
 	s.Answer(e, cerr)
 	s.abort(cerr)
 }

@@ -51,9 +51,16 @@ func (s *Stage[Req, Res]) CancelWait(w *mailbox.Waiter) bool { return s.mb.Cance
 // Unreserve implements Inner.
 func (s *Stage[Req, Res]) Unreserve() { s.mb.Free() }
 
-// Send posts e into a reserved slot (Inner). When the stage has stopped, e
-// is answered with the close error at once.
+// Send posts e into a reserved slot (Inner). Once the stage is closed, e is
+// answered with the close error at once and the slot freed: nothing enters
+// a closed stage, not even with a unit reserved before the close.
 func (s *Stage[Req, Res]) Send(e *Envelope[Req, Res]) {
+	if s.mb.Closed() {
+		s.mb.Free()
+		var zero Res
+		e.Answer(zero, s.mb.CloseErr())
+		return
+	}
 	e.holder.Store(s.mb)
 	if err := s.mb.Post(e); err != nil {
 		e.holder.Store(nil)

@@ -95,6 +95,7 @@ type Stage[Req, Res any] struct {
 	watchFn    func()              // made once: posts parkedDone
 	ctx        actor.Context       // actor; the context of the message in hand
 	failure    error               // actor; the last panic
+	culprit    *Envelope[Req, Res] // actor; the request in hand when it panicked
 	closing    closeState          // actor
 	closeErr   error               // actor; what queued and held requests get when aborted
 

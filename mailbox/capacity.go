@@ -257,6 +257,9 @@ func (m *Mailbox) Close(err error) {
 // Closed reports whether Close was called.
 func (m *Mailbox) Closed() bool { return m.cap.closed.Load() }
 
+// CloseErr returns the error Close was given, or nil before Close.
+func (m *Mailbox) CloseErr() error { return m.closeError() }
+
 func (m *Mailbox) closeError() error {
 	m.cap.mu.Lock()
 	defer m.cap.mu.Unlock()

@@ -1,0 +1,44 @@
+package actors_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/testsys"
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+// stage spawns a pass-through stage of capacity n over inner.
+func stage(t testing.TB, h troupe.Host, inner troupe.Service[int, int], n int) *actors.Stage[int, int] {
+	t.Helper()
+	s, err := actors.Spawn(h, actors.Config{Name: "test", Capacity: n}, inner, actors.Passthrough[int, int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// overMock returns a system, a stage of capacity n over a mock, and the mock's handle.
+func overMock(t testing.TB, n int) (*actors.System, *actors.Stage[int, int], *troupetest.Handle[int, int]) {
+	sys := testsys.New(t)
+	mock, h := troupetest.NewMock[int, int]()
+	return sys, stage(t, sys, mock, n), h
+}
+
+// result is the outcome of a call made in the background.
+type result struct {
+	v   int
+	err error
+}
+
+// call makes a call in the background and returns where its outcome goes.
+func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		out, err := troupe.Do(ctx, s, v)
+		ch <- result{out, err}
+	}()
+	return ch
+}

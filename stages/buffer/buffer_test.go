@@ -1,0 +1,195 @@
+package buffer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/testsys"
+	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+type result struct {
+	v   string
+	err error
+}
+
+func call(ctx context.Context, s troupe.Service[string, string], v string) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		out, err := troupe.Do(ctx, s, v)
+		ch <- result{out, err}
+	}()
+	return ch
+}
+
+func newBuffer(t *testing.T, h troupe.Host, n int) (*buffer.Buffer[string, string], *troupetest.Handle[string, string]) {
+	mock, handle := troupetest.NewMock[string, string]()
+	b, err := buffer.New[string, string](h, mock, n)
+	require.NoError(t, err)
+	return b, handle
+}
+
+// spec: B1
+func TestB1_CallersShareOnlyABoundedMailbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newBuffer(t, testsys.New(t), 2)
+		ctx := context.Background()
+		p1, err := b.Reserve(ctx)
+		require.NoError(t, err)
+		p2, err := b.Reserve(ctx)
+		require.NoError(t, err)
+		tctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err = b.Reserve(tctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "reserving reserves a mailbox slot; there are two")
+		require.NoError(t, p1.Release())
+		require.NoError(t, p2.Release())
+
+		_, err = buffer.New[string, string](nil, actors.Func(func(_ context.Context, s string) (string, error) { return s, nil }), 0)
+		assert.ErrorIs(t, err, buffer.ErrBadCapacity)
+	})
+}
+
+// spec: B2
+func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, h := newBuffer(t, testsys.New(t), 4)
+		ctx := context.Background()
+		a := call(ctx, b, "a")
+		synctest.Wait()
+		c := call(ctx, b, "c")
+		synctest.Wait()
+		assert.Equal(t, 1, h.Waiting(), "the worker waits for the inner service")
+		assert.Equal(t, 1, b.Mailbox().Stats().Queued, "and has not taken the next message")
+		assert.Zero(t, h.Calls())
+
+		h.Allow(1)
+		req := h.Next(ctx)
+		assert.Equal(t, "a", req.Value)
+		synctest.Wait()
+		assert.Equal(t, 1, h.Waiting(), "c is taken only now, and waits for readiness in turn")
+		assert.Equal(t, 0, b.Mailbox().Stats().Queued)
+		req.Respond("A")
+		h.Allow(1)
+		req = h.Next(ctx)
+		req.Respond("C")
+		assert.Equal(t, result{v: "A"}, <-a)
+		assert.Equal(t, result{v: "C"}, <-c)
+	})
+}
+
+// spec: B3
+func TestB3_CallerAwaitsTheResponseNotTheWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, h := newBuffer(t, testsys.New(t), 4)
+		ctx := context.Background()
+		h.Allow(2)
+		a := call(ctx, b, "slow")
+		reqA := h.Next(ctx)
+		c := call(ctx, b, "fast")
+		reqC := h.Next(ctx) // reached the inner service while "slow" is still unanswered
+		assert.Equal(t, "fast", reqC.Value)
+		synctest.Wait()
+		assert.Equal(t, 0, b.Mailbox().Stats().Used, "the worker holds neither request: it moved on")
+		reqC.Respond("done fast")
+		assert.Equal(t, result{v: "done fast"}, <-c)
+		select {
+		case r := <-a:
+			t.Fatalf("slow answered early: %v", r)
+		default:
+		}
+		reqA.Respond("done slow")
+		assert.Equal(t, result{v: "done slow"}, <-a)
+	})
+}
+
+// spec: B4
+func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, h := newBuffer(t, testsys.New(t), 4)
+		ctx := context.Background()
+		a := call(ctx, b, "a") // waits for readiness
+		synctest.Wait()
+		c := call(ctx, b, "c") // queued
+		synctest.Wait()
+		waiting := make(chan error, 1)
+		p1, err := b.Reserve(ctx)
+		require.NoError(t, err)
+		p2, err := b.Reserve(ctx)
+		require.NoError(t, err)
+		go func() { _, err := b.Reserve(ctx); waiting <- err }()
+		synctest.Wait()
+
+		cause := errors.New("certificate expired")
+		h.Break(cause)
+		for _, r := range []result{<-a, <-c} {
+			assert.ErrorIs(t, r.err, troupe.ErrClosed)
+			assert.ErrorIs(t, r.err, cause)
+		}
+		err = <-waiting
+		assert.ErrorIs(t, err, troupe.ErrClosed, "a waiting caller")
+		assert.ErrorIs(t, err, cause)
+		_, err = p1.Call(ctx, "x")
+		assert.ErrorIs(t, err, cause, "a caller holding a permit")
+		require.NoError(t, p2.Release())
+		_, err = b.Reserve(ctx)
+		assert.ErrorIs(t, err, cause, "a later caller")
+		var ce *troupe.ClosedError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "buffer", ce.Service)
+		synctest.Wait()
+		assert.Equal(t, 0, b.Mailbox().Stats().Used)
+	})
+}
+
+// spec: B4
+func TestB4_WorkerKilledByPanicsClosesWithThePanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		host, err := sys.NewHost("no-restarts", actors.Intensity(0, time.Minute))
+		require.NoError(t, err)
+		b, h := newBuffer(t, host, 4)
+		h.PanicOnReady("worker bug")
+		r := <-call(context.Background(), b, "a")
+		assert.ErrorIs(t, r.err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.err, troupe.ErrPanic)
+		_, err = b.Reserve(context.Background())
+		assert.ErrorIs(t, err, troupe.ErrPanic, "later callers are told what killed the worker")
+	})
+}
+
+// spec: B4
+func TestB4_ClosedBufferSaysItWasClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newBuffer(t, testsys.New(t), 4)
+		require.NoError(t, b.Close(context.Background()))
+		_, err := b.Reserve(context.Background())
+		var ce *troupe.ClosedError
+		require.ErrorAs(t, err, &ce)
+		assert.NoError(t, ce.Cause, "closed on purpose: no cause")
+	})
+}
+
+func ExampleNew() {
+	sys := actors.NewSystem()
+	defer sys.Shutdown(context.Background())
+	upper := actors.Func(func(_ context.Context, s string) (string, error) {
+		return s + "!", nil
+	})
+	b, err := buffer.New[string, string](sys, upper, 16)
+	if err != nil {
+		panic(err)
+	}
+	out, err := troupe.Do[string, string](context.Background(), b, "hello")
+	fmt.Println(out, err)
+	// Output: hello! <nil>
+}
