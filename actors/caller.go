@@ -72,7 +72,7 @@ func newRoot[Req, Res any](pool *sync.Pool, ctx context.Context, req Req) *Envel
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(2)
-	e.frames[0].hook = deliver[Req, Res]{}
+	e.frames[0].hook, e.frames[0].env = deliver[Req, Res]{}, e
 	e.depth = 1
 	return e
 }

@@ -32,7 +32,9 @@ type Hook[Req, Res any] interface {
 // Deadline, Index and Aux belong to the stage that pushed the frame.
 type Frame[Req, Res any] struct {
 	hook Hook[Req, Res]
-	done atomic.Bool // set by whoever completes the frame, once
+	done atomic.Bool         // set by whoever completes the frame, once
+	pos  int                 // index in its envelope, set by Push
+	env  *Envelope[Req, Res] // its envelope, set by Push
 	// For the pushing stage.
 	Deadline time.Time
 	Index    int
@@ -68,23 +70,19 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 		return nil, ErrTooDeep
 	}
 	f := &e.frames[e.depth]
-	f.hook = h
+	f.hook, f.pos, f.env = h, e.depth, e
 	e.depth++
 	return f, nil
 }
 
+// Pos returns f's index in its envelope, for CompleteAt.
+func (f *Frame[Req, Res]) Pos() int { return f.pos }
+
+// Envelope returns the envelope f is on.
+func (f *Frame[Req, Res]) Envelope() *Envelope[Req, Res] { return f.env }
+
 // Depth is the number of frames pushed so far.
 func (e *Envelope[Req, Res]) Depth() int { return e.depth }
-
-// FrameIndex returns f's index in e, for CompleteAt.
-func (e *Envelope[Req, Res]) FrameIndex(f *Frame[Req, Res]) int {
-	for i := range e.depth {
-		if &e.frames[i] == f {
-			return i
-		}
-	}
-	return -1
-}
 
 // Answer ends e's path with an outcome: it completes e's frames from the
 // top, then drops the path's reference. Only the path holder calls it, once.
@@ -165,7 +163,7 @@ func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx con
 	e.root.Ref()
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(1)
-	e.frames[0].hook = h
+	e.frames[0].hook, e.frames[0].env = h, e
 	e.depth = 1
 	return e
 }

@@ -54,7 +54,7 @@ func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 func (s *Stage[Req, Res]) unpark() *Envelope[Req, Res] {
 	e := s.parked
 	s.parked = nil
-	s.mb.SetUserPaused(false)
+	s.mb.SetUserPaused(s.paused)
 	if e != nil && e.unwatch != nil {
 		e.unwatch()
 		e.unwatch = nil

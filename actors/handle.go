@@ -61,6 +61,14 @@ func (s *Stage[Req, Res]) Send(e *Envelope[Req, Res]) {
 		e.Answer(zero, s.mb.CloseErr())
 		return
 	}
+	if s.send != nil {
+		if err := s.send.OnSend(s, e); err != nil {
+			s.mb.Free()
+			var zero Res
+			e.Answer(zero, err)
+			return
+		}
+	}
 	e.holder.Store(s.mb)
 	if err := s.mb.Post(e); err != nil {
 		e.holder.Store(nil)

@@ -31,6 +31,14 @@ type Behavior[Req, Res any] interface {
 	Dropped(msg any, err error)
 }
 
+// SendHook is implemented by behaviors that act when a request is sent to
+// the stage: OnSend runs on the sender's goroutine, which holds e, just
+// before e is queued (a timeout starts its clock there: the call is made
+// now, SPEC T1). An error answers e at once.
+type SendHook[Req, Res any] interface {
+	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
+}
+
 // Passthrough is a Behavior that forwards every request. Stage behaviors
 // embed it and override what they need.
 type Passthrough[Req, Res any] struct{}
@@ -82,6 +90,7 @@ type Stage[Req, Res any] struct {
 	pid   *actor.PID
 	inner Inner[Req, Res]
 	beh   Behavior[Req, Res]
+	send  SendHook[Req, Res] // beh's, if it has one
 	hold  bool
 
 	permits troupe.PermitSource[Req, Res]
@@ -89,6 +98,7 @@ type Stage[Req, Res any] struct {
 
 	// Parking (SPEC ACT3): the request waiting for the inner service.
 	parked     *Envelope[Req, Res] // actor
+	paused     bool                // actor; the behavior asked to take no requests
 	waiter     *mailbox.Waiter     // made once; its grant is posted as grant
 	grant      *grantMsg           // reused: one grant outstanding at a time
 	parkedDone *parkedCtxDone      // reused: one parked request at a time
@@ -148,6 +158,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		return nil, errors.Join(ErrBadConfig, err)
 	}
 	s.mb = mb
+	s.send, _ = beh.(SendHook[Req, Res])
 	s.waiter = mailbox.NewWaiter(s.granted)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
 	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))

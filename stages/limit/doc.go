@@ -1,0 +1,20 @@
+// Package limit is tower's ConcurrencyLimit as a troupe stage: at most N
+// requests in flight below it (SPEC C1-C4).
+//
+//   - The stage's mailbox has N slots and they are its semaphore: reserving
+//     takes one before the inner service is asked anything; with none free,
+//     reserving waits, honouring its context (C1).
+//   - The slot is held for as long as the response: it comes back when the
+//     call's outcome is delivered, or when the call is abandoned, wherever the
+//     request is when its caller gives up (C2).
+//   - A copy of the stage's handle shares the semaphore but holds no permit
+//     (C3): permits are separate values.
+//   - With Retry outside the limit, each attempt takes its own permit and the
+//     permit is free during the backoff wait; with the limit outside Retry,
+//     the whole session holds one permit (C4).
+//
+// Unlike tower, whose ConcurrencyLimit panics when called without
+// readiness, calling without a permit cannot be written here (CORE2).
+//
+// A Limit is safe for concurrent use.
+package limit

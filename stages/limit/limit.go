@@ -1,0 +1,47 @@
+package limit
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// ErrBadLimit is returned for a limit below 1; it matches
+// actors.ErrBadConfig.
+var ErrBadLimit = fmt.Errorf("%w: concurrency limit must be at least 1", actors.ErrBadConfig)
+
+// Limit is a running concurrency-limit stage: a troupe.Service and a
+// troupe.Closer.
+type Limit[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+}
+
+// New spawns a stage that lets at most n requests be in flight below it, in
+// host h (nil means the default system).
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*Limit[Req, Res], error) {
+	if n < 1 {
+		return nil, ErrBadLimit
+	}
+	cfg := actors.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true}
+	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
+	if err != nil {
+		return nil, errors.Join(errors.New("limit: spawn"), err)
+	}
+	return &Limit[Req, Res]{st}, nil
+}
+
+// Layer returns a layer that limits the requests in flight below it to n.
+func Layer[Req, Res any](n int) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, n)
+	})
+}
+
+// Available reports how many permits are free: the limit minus those
+// reserved and those whose outcome is not yet delivered.
+func (l *Limit[Req, Res]) Available() int {
+	s := l.Mailbox().Stats()
+	return s.Capacity - s.Used
+}

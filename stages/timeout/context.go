@@ -1,0 +1,94 @@
+package timeout
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// callCtx is the context a request carries below a Timeout stage: its
+// parent's, with the stage's deadline, cancelled by the stage itself. It
+// costs one allocation and no timer; the channel and the link to the
+// parent's cancellation are made only if someone asks for Done.
+type callCtx struct {
+	context.Context           // the parent
+	deadline        time.Time // set at creation, never changed
+
+	mu   sync.Mutex
+	done chan struct{} // made on first Done; guarded by mu
+	err  error         // set once by cancel; guarded by mu
+	stop func() bool   // unlinks from the parent's cancellation; guarded by mu
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (c *callCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c *callCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return c.done
+	}
+	if c.err != nil {
+		c.done = closedChan
+		return c.done
+	}
+	c.done = make(chan struct{})
+	if c.Context.Done() != nil {
+		c.stop = context.AfterFunc(c.Context, func() { c.cancel(c.Context.Err()) })
+	}
+	return c.done
+}
+
+func (c *callCtx) Err() error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.Context.Err()
+}
+
+// cancel ends the context with err; only the first call counts.
+func (c *callCtx) cancel(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	} else {
+		c.done = closedChan
+	}
+	stop := c.stop
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// release unlinks the context from its parent once the call is over,
+// without cancelling it: the work it was given may still look at it.
+func (c *callCtx) release() {
+	c.mu.Lock()
+	stop := c.stop
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}

@@ -1,0 +1,32 @@
+package timeout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/troupe-go/troupe/actors"
+)
+
+// ErrTimeout is matched by the error of a call that timed out.
+var ErrTimeout = errors.New("timeout: request timed out")
+
+// ErrBadDuration is returned for a timeout of zero or less; it matches
+// actors.ErrBadConfig.
+var ErrBadDuration = fmt.Errorf("%w: timeout must be greater than zero", actors.ErrBadConfig)
+
+// Error is the outcome of a call that timed out. It matches ErrTimeout and
+// unwraps to context.DeadlineExceeded.
+type Error struct {
+	// After is the stage's timeout.
+	After time.Duration
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("timeout: request timed out after %v", e.After) }
+
+// Is reports whether target is ErrTimeout.
+func (e *Error) Is(target error) bool { return target == ErrTimeout }
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *Error) Unwrap() error { return context.DeadlineExceeded }

@@ -1,0 +1,296 @@
+package timeout_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/testsys"
+	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+type result struct {
+	v   int
+	err error
+	at  time.Duration
+}
+
+func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
+	ch := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		out, err := troupe.Do(ctx, s, v)
+		ch <- result{out, err, time.Since(start)}
+	}()
+	return ch
+}
+
+func overMock(t *testing.T, d time.Duration, opts ...timeout.Option) (*timeout.Timeout[int, int], *troupetest.Handle[int, int]) {
+	mock, h := troupetest.NewMock[int, int]()
+	to, err := timeout.New[int, int](testsys.New(t), mock, d, opts...)
+	require.NoError(t, err)
+	return to, h
+}
+
+// spec: T1
+func TestT1_DeadlineStartsAtTheCallNotTheReservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		to, h := overMock(t, time.Second, timeout.Capacity(1))
+		ctx := context.Background()
+		h.Allow(10)
+		p, err := to.Reserve(ctx)
+		require.NoError(t, err)
+
+		// A second caller waits 5 s for the only slot, then calls; its
+		// downstream takes 900 ms: within the timeout, since reserving does
+		// not count.
+		done := make(chan result, 1)
+		go func() {
+			q, err := to.Reserve(ctx)
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			start := time.Now()
+			v, err := q.Call(ctx, 2)
+			done <- result{v, err, time.Since(start)}
+		}()
+		time.Sleep(5 * time.Second)
+		require.NoError(t, p.Release())
+		req := h.Next(ctx)
+		time.Sleep(900 * time.Millisecond)
+		req.Respond(20)
+		assert.Equal(t, result{v: 20, at: 900 * time.Millisecond}, <-done)
+
+		// The stage's own wait for its inner service happens after the call
+		// was made: it counts.
+		h2mock, h2 := troupetest.NewMock[int, int]()
+		to2, err := timeout.New[int, int](testsys.New(t), h2mock, time.Second)
+		require.NoError(t, err)
+		r := <-call(ctx, to2, 3)
+		assert.ErrorIs(t, r.err, timeout.ErrTimeout)
+		assert.Equal(t, time.Second+time.Nanosecond, r.at)
+		assert.Zero(t, h2.Calls())
+	})
+}
+
+// spec: T2
+func TestT2_ResponseAndDeadlineBothReadyResponseWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		for _, tc := range []struct {
+			takes time.Duration
+			win   bool
+		}{
+			{time.Second, true},                    // ready at the deadline itself
+			{time.Second + 2*time.Nanosecond, false}, // after the expiry check
+		} {
+			f := actors.Func(func(ctx context.Context, v int) (int, error) {
+				time.Sleep(tc.takes) // ignores ctx: both are ready at once
+				return v, nil
+			})
+			to, err := timeout.New[int, int](sys, f, time.Second)
+			require.NoError(t, err)
+			for range 20 {
+				r := <-call(context.Background(), to, 7)
+				if tc.win {
+					assert.Equal(t, result{v: 7, at: time.Second}, r)
+				} else {
+					assert.ErrorIs(t, r.err, timeout.ErrTimeout)
+				}
+			}
+			assert.Equal(t, 0, to.InFlight())
+		}
+	})
+}
+
+// spec: T3
+func TestT3_ExpiryCancelsTheWorkFreesTheTimerDiscardsLateResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		to, h := overMock(t, 2*time.Second)
+		ctx := context.Background()
+		h.Allow(1)
+		c := call(ctx, to, 1)
+		req := h.Next(ctx)
+		dl, ok := req.Ctx.Deadline()
+		require.True(t, ok)
+		assert.Equal(t, time.Now().Add(2*time.Second), dl, "the work sees the deadline")
+		assert.Equal(t, 1, to.InFlight())
+
+		r := <-c
+		assert.Equal(t, 2*time.Second+time.Nanosecond, r.at)
+		assert.ErrorIs(t, r.err, timeout.ErrTimeout)
+		assert.ErrorIs(t, r.err, context.DeadlineExceeded)
+		var te *timeout.Error
+		require.ErrorAs(t, r.err, &te)
+		assert.Equal(t, 2*time.Second, te.After)
+		assert.Equal(t, "timeout: request timed out after 2s", r.err.Error())
+
+		assert.ErrorIs(t, req.Ctx.Err(), context.DeadlineExceeded, "the inner work's context is cancelled")
+		select {
+		case <-req.Ctx.Done():
+		default:
+			t.Fatal("Done not closed")
+		}
+		assert.Equal(t, 0, to.InFlight(), "the call left the deadline set")
+
+		req.Respond(99) // late: discarded, not delivered, not leaked
+		synctest.Wait()
+		h.Allow(1)
+		c = call(ctx, to, 2)
+		req = h.Next(ctx)
+		req.Respond(22)
+		assert.Equal(t, 22, (<-c).v, "the stage goes on")
+	})
+}
+
+// spec: T3
+func TestT3_InnerGivingUpAtTheDeadlineIsATimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := actors.Func(func(ctx context.Context, _ int) (int, error) {
+			dl, _ := ctx.Deadline()
+			time.Sleep(time.Until(dl)) // an HTTP client would stop at the deadline on its own
+			return 0, fmt.Errorf("dial: %w", context.DeadlineExceeded)
+		})
+		to, err := timeout.New[int, int](testsys.New(t), f, time.Second)
+		require.NoError(t, err)
+		r := <-call(context.Background(), to, 1)
+		assert.ErrorIs(t, r.err, timeout.ErrTimeout, "named as a timeout, whoever noticed first")
+	})
+}
+
+// spec: T5
+func TestT5_TimeoutOutsideBufferCountsQueueing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		mock, h := troupetest.NewMock[int, int]()
+		st, err := troupe.NewBuilder[int, int]().
+			Layer(timeout.Layer[int, int](time.Second)).
+			Layer(buffer.Layer[int, int](4)).
+			Build(sys, mock)
+		require.NoError(t, err)
+		ctx := context.Background()
+		a, b := call(ctx, st, 1), call(ctx, st, 2)
+		synctest.Wait()
+		for _, c := range []<-chan result{a, b} {
+			r := <-c
+			assert.ErrorIs(t, r.err, timeout.ErrTimeout, "queued in the buffer, never reached the inner service")
+			assert.Equal(t, time.Second+time.Nanosecond, r.at)
+		}
+		assert.Zero(t, h.Calls())
+	})
+}
+
+// spec: T5
+func TestT5_TimeoutInsideBufferDoesNotCountQueueing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		mock, h := troupetest.NewMock[int, int]()
+		st, err := troupe.NewBuilder[int, int]().
+			Layer(buffer.Layer[int, int](4)).
+			Layer(timeout.Layer[int, int](time.Second, timeout.Capacity(1))).
+			Build(sys, mock)
+		require.NoError(t, err)
+		ctx := context.Background()
+		a := call(ctx, st, 1) // parks in the timeout stage, filling it: its clock runs
+		synctest.Wait()
+		b := call(ctx, st, 2) // the timeout stage is full: b waits in the buffer
+		synctest.Wait()
+		time.Sleep(900 * time.Millisecond)
+		h.Allow(1) // a goes on; b enters the timeout stage now, at 0.9 s
+		reqA := h.Next(ctx)
+		time.Sleep(50 * time.Millisecond)
+		reqA.Respond(10)
+		assert.Equal(t, 10, (<-a).v)
+		time.Sleep(550 * time.Millisecond)
+		h.Allow(1)
+		reqB := h.Next(ctx)
+		time.Sleep(300 * time.Millisecond)
+		reqB.Respond(20) // 1.8 s after b's call, 0.9 s after the timeout stage's
+		r := <-b
+		assert.NoError(t, r.err, "the time queued in the buffer is not counted")
+		assert.Equal(t, 20, r.v)
+		assert.Equal(t, 1800*time.Millisecond, r.at)
+	})
+}
+
+func TestCallContextFollowsItsParent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		type key struct{}
+		to, h := overMock(t, time.Hour)
+		h.Allow(1)
+		parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+		c := call(parent, to, 1)
+		req := h.Next(context.Background())
+		assert.Equal(t, "v", req.Ctx.Value(key{}), "values pass through")
+		done := req.Ctx.Done()
+		cancel()
+		<-done
+		assert.ErrorIs(t, req.Ctx.Err(), context.Canceled)
+		assert.ErrorIs(t, (<-c).err, context.Canceled)
+		synctest.Wait()
+		assert.Equal(t, 0, to.InFlight())
+
+		short, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel2()
+		h.Allow(1)
+		c = call(short, to, 2)
+		req = h.Next(context.Background())
+		dl, _ := req.Ctx.Deadline()
+		assert.Equal(t, time.Now().Add(time.Minute), dl, "the earlier of the two deadlines")
+		req.Respond(2)
+		<-c
+	})
+}
+
+func TestCloseWaitsForCallsInFlightThenFailsThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		to, h := overMock(t, time.Hour)
+		ctx := context.Background()
+		h.Allow(2)
+		a := call(ctx, to, 1)
+		reqA := h.Next(ctx)
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		err := to.Close(cctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "the call in flight did not finish in time")
+		r := <-a
+		assert.ErrorIs(t, r.err, troupe.ErrClosed)
+		assert.ErrorIs(t, reqA.Ctx.Err(), context.DeadlineExceeded, "its work was told to stop")
+		assert.Equal(t, 0, to.InFlight())
+	})
+}
+
+func TestBadDurationIsAnError(t *testing.T) {
+	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	_, err := timeout.New[int, int](nil, f, 0)
+	assert.ErrorIs(t, err, timeout.ErrBadDuration)
+	assert.ErrorIs(t, err, actors.ErrBadConfig)
+	assert.True(t, errors.Is(err, actors.ErrBadConfig))
+}
+
+func ExampleNew() {
+	sys := actors.NewSystem()
+	defer sys.Shutdown(context.Background())
+	slow := actors.Func(func(ctx context.Context, v int) (int, error) {
+		select {
+		case <-time.After(time.Minute):
+			return v, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	})
+	to, _ := timeout.New[int, int](sys, slow, 10*time.Millisecond)
+	_, err := troupe.Do[int, int](context.Background(), to, 1)
+	fmt.Println(errors.Is(err, timeout.ErrTimeout), err)
+	// Output: true timeout: request timed out after 10ms
+}
