@@ -121,3 +121,10 @@ func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 	s.Answer(e, cerr)
 	s.abort(cerr)
 }
+
+// Break closes the stage for good because its inner service reported the
+// readiness error err (CORE7): everything the stage holds or queues, and
+// every later reservation, gets a *troupe.ClosedError wrapping err. For
+// behaviors that reserve on the inner service themselves (Retry). Actor
+// goroutine only.
+func (s *Stage[Req, Res]) Break(err error) { s.abort(s.closedError(err)) }

@@ -1,0 +1,205 @@
+package retry
+
+import (
+	"time"
+
+	"github.com/troupe-go/troupe/actors"
+)
+
+// Control messages of the session loop.
+type (
+	// waitMsg: the policy said retry after w (Called -> Waiting).
+	waitMsg[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+		ss  *session[Req, Res, T, P]
+		gen uint64
+		w   Wait
+	}
+	// readyMsg: a session's gate opened (Waiting -> Retrying).
+	readyMsg[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+		ss  *session[Req, Res, T, P]
+		gen uint64
+	}
+	// cancelMsg: a waiting session's context ended.
+	cancelMsg[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+		ss  *session[Req, Res, T, P]
+		gen uint64
+	}
+	// tickMsg: the alarm fired (Waiting -> Retrying for those due).
+	tickMsg struct{}
+	// grantMsg: the inner service granted a unit, or failed.
+	grantMsg struct{ err error }
+)
+
+// Control runs the session loop's transitions (actor).
+func (b *behavior[Req, Res, T, P]) Control(_ *actors.Stage[Req, Res], msg any) {
+	switch m := msg.(type) {
+	case *waitMsg[Req, Res, T, P]:
+		if m.ss.gen == m.gen && m.ss.state.Load() == waiting {
+			b.wait(m.ss, m.w)
+		}
+	case *readyMsg[Req, Res, T, P]:
+		if m.ss.gen == m.gen && m.ss.state.Load() == waiting && m.ss.idx < 0 {
+			b.retrying(m.ss)
+		}
+	case *cancelMsg[Req, Res, T, P]:
+		b.cancel(m.ss, m.gen)
+	case tickMsg:
+		b.tick()
+	case *grantMsg:
+		b.onGrant(m.err)
+	}
+}
+
+// wait starts the policy's wait for ss (Waiting). The session's context is
+// watched meanwhile: when it ends, so does the wait (RT10, T4).
+func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
+	ss.watch()
+	switch {
+	case w.Gate != nil:
+		stop := make(chan struct{})
+		ss.gate = stop
+		msg := &readyMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+		go func(gate <-chan struct{}) {
+			select {
+			case <-gate:
+				b.st.PostControl(msg)
+			case <-stop:
+			}
+		}(w.Gate)
+	case w.Delay > 0:
+		ss.due = time.Now().Add(w.Delay)
+		b.waits.push(ss)
+		b.alarm.Set(b.waits[0].due)
+	default:
+		b.retrying(ss)
+	}
+}
+
+// tick moves the sessions whose wait is over to Retrying.
+func (b *behavior[Req, Res, T, P]) tick() {
+	b.alarm.Fired()
+	now := time.Now()
+	for len(b.waits) > 0 && !b.waits[0].due.After(now) {
+		b.retrying(b.waits.remove(0))
+	}
+	if len(b.waits) > 0 {
+		b.alarm.Set(b.waits[0].due)
+	}
+}
+
+// retrying re-reserves the inner service for ss's next attempt, through
+// the normal readiness path (RT6); a session's first attempt comes here too.
+// Sessions waiting for a unit are served first in line, and while any waits
+// the stage takes no new request (ACT3).
+func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
+	if ss.state.Load() != retrying && !ss.state.CompareAndSwap(waiting, retrying) {
+		return
+	}
+	if len(b.needUnit) == 0 {
+		ok, err := b.st.Inner().TryReserve()
+		if err != nil {
+			b.broken(ss, err)
+			return
+		}
+		if ok {
+			ss.send()
+			return
+		}
+	}
+	ss.watch()
+	b.needUnit = append(b.needUnit, ss)
+	b.st.PauseRequests(true)
+	b.askUnit()
+}
+
+// askUnit puts the stage's waiter in the inner service's line, once.
+func (b *behavior[Req, Res, T, P]) askUnit() {
+	for !b.waiting && len(b.needUnit) > 0 {
+		granted, err := b.st.Inner().ReserveAsync(b.waiter)
+		if err != nil {
+			b.broken(b.popUnit(), err)
+			return
+		}
+		if !granted {
+			b.waiting = true
+			return
+		}
+		b.sendNext()
+	}
+}
+
+// onGrant spends a unit granted by the inner service on the first session
+// in line, or gives it back when none waits any more.
+func (b *behavior[Req, Res, T, P]) onGrant(err error) {
+	b.waiting = false
+	if err != nil {
+		if ss := b.popUnit(); ss != nil {
+			b.broken(ss, err)
+		} else {
+			b.st.Break(err)
+		}
+		return
+	}
+	if len(b.needUnit) == 0 {
+		b.st.Inner().Unreserve()
+		return
+	}
+	b.sendNext()
+	b.askUnit()
+}
+
+// sendNext sends the first session in line with a unit reserved for it.
+func (b *behavior[Req, Res, T, P]) sendNext() {
+	b.popUnit().send()
+	if len(b.needUnit) == 0 {
+		b.st.PauseRequests(false)
+	}
+}
+
+func (b *behavior[Req, Res, T, P]) popUnit() *session[Req, Res, T, P] {
+	if len(b.needUnit) == 0 {
+		return nil
+	}
+	ss := b.needUnit[0]
+	b.needUnit[0] = nil
+	b.needUnit = b.needUnit[1:]
+	return ss
+}
+
+// broken ends ss with the inner service's readiness error itself, without
+// asking the policy (RT9), and closes the stage: the inner service is
+// broken (CORE7).
+func (b *behavior[Req, Res, T, P]) broken(ss *session[Req, Res, T, P], err error) {
+	if ss != nil {
+		var zero Res
+		ss.finish(zero, err)
+	}
+	b.st.Break(err)
+}
+
+// cancel ends a session whose context ended while it waited, or waited for
+// a unit.
+func (b *behavior[Req, Res, T, P]) cancel(ss *session[Req, Res, T, P], gen uint64) {
+	if ss.gen != gen {
+		return
+	}
+	switch ss.state.Load() {
+	case waiting, retrying:
+	default:
+		return
+	}
+	if ss.idx >= 0 {
+		b.waits.remove(ss.idx)
+	}
+	for i, x := range b.needUnit {
+		if x == ss {
+			b.needUnit = append(b.needUnit[:i], b.needUnit[i+1:]...)
+			if len(b.needUnit) == 0 {
+				b.st.PauseRequests(false)
+			}
+			break
+		}
+	}
+	var zero Res
+	ss.finish(zero, ss.parent.Ctx.Err())
+}

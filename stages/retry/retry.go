@@ -1,0 +1,171 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/stages/retry/budget"
+)
+
+// Retry is a running retry stage: a troupe.Service and a troupe.Closer.
+type Retry[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+	stats func() Stats
+}
+
+// Stats is a snapshot of a retry stage's sessions.
+type Stats struct {
+	Sessions int // in flight
+	Waiting  int // waiting before their next attempt
+	Retrying int // waiting for the inner service's readiness to retry
+}
+
+// Stats returns the current counts.
+func (r *Retry[Req, Res]) Stats() Stats { return r.stats() }
+
+// Option configures a Retry.
+type Option func(*options)
+
+type options struct {
+	capacity int
+	budget   *budget.Budget
+}
+
+// Capacity sets how many sessions may be in flight at once: the stage's
+// mailbox capacity (default 256).
+func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
+
+// WithBudget makes every session deposit into b when it starts and withdraw
+// from it before each retry; a session whose budget is spent returns its
+// last outcome (RT11). Share one budget by pointer between stages if you
+// want one budget for several.
+func WithBudget(b *budget.Budget) Option { return func(o *options) { o.budget = b } }
+
+// ErrBadCapacity is returned for a capacity below 1; it matches
+// actors.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: retry capacity must be at least 1", actors.ErrBadConfig)
+
+// policyPtr is the pointer to a policy value T that implements Policy.
+type policyPtr[Req, Res, T any] interface {
+	*T
+	Policy[Req, Res]
+}
+
+// New spawns a retry stage over inner in host h (nil means the default
+// system). Every session starts from its own copy of proto.
+func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
+	o := options{capacity: 256}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.capacity < 1 {
+		return nil, ErrBadCapacity
+	}
+	b := &behavior[Req, Res, T, P]{proto: proto, budget: o.budget, attempts: actors.NewPool[Req, Res]()}
+	b.sessions.New = func() any { return &session[Req, Res, T, P]{b: b} }
+	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "retry", Capacity: o.capacity}, inner, b)
+	if err != nil {
+		return nil, errors.Join(errors.New("retry: spawn"), err)
+	}
+	b.st = st
+	b.alarm = st.NewAlarm(tickMsg{})
+	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
+	return &Retry[Req, Res]{Stage: st, stats: b.snapshot}, nil
+}
+
+// Layer returns a layer that retries requests to the service inside it
+// according to proto's policy.
+func Layer[Req, Res, T any, P policyPtr[Req, Res, T]](proto T, opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New[Req, Res, T, P](h, inner, proto, opts...)
+	})
+}
+
+// behavior runs the sessions of one retry stage. The fields marked "actor"
+// are owned by the stage's actor goroutine; the live list is shared with the
+// goroutines that complete attempts, under mu.
+type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+	proto    T
+	budget   *budget.Budget
+	st       *actors.Stage[Req, Res]
+	alarm    *actors.Alarm
+	waiter   *mailbox.Waiter // one wait on the inner service at a time
+	attempts *sync.Pool      // attempt envelopes
+	sessions sync.Pool
+
+	mu   sync.Mutex
+	live sessionList[Req, Res, T, P] // sessions in flight; guarded by mu
+
+	waits    waitHeap[Req, Res, T, P]   // actor; sessions waiting for a time
+	needUnit []*session[Req, Res, T, P] // actor; sessions waiting for an inner unit, first in line first
+	waiting  bool                       // actor; b.waiter is in the inner service's line
+}
+
+func (b *behavior[Req, Res, T, P]) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.live.n
+}
+
+func (b *behavior[Req, Res, T, P]) snapshot() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := Stats{Sessions: b.live.n}
+	for ss := b.live.head; ss != nil; ss = ss.next {
+		switch ss.state.Load() {
+		case waiting:
+			s.Waiting++
+		case retrying:
+			s.Retrying++
+		}
+	}
+	return s
+}
+
+// Request starts a session for a request taken from the mailbox: the
+// policy copy comes first, before any policy method runs (RT5).
+func (b *behavior[Req, Res, T, P]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+	ss := b.sessions.Get().(*session[Req, Res, T, P])
+	ss.start(e, b.proto)
+	if b.budget != nil {
+		b.budget.Deposit()
+	}
+	b.mu.Lock()
+	b.live.push(ss)
+	b.mu.Unlock()
+	b.retrying(ss)
+}
+
+// Idle reports whether no session is in flight.
+func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
+
+// Fail ends every session in flight with err: the stage restarts or stops.
+func (b *behavior[Req, Res, T, P]) Fail(_ *actors.Stage[Req, Res], err error) {
+	b.alarm.Stop()
+	b.waits = b.waits[:0]
+	clear(b.needUnit)
+	b.needUnit = b.needUnit[:0]
+	if b.waiting && !b.st.Inner().CancelWait(b.waiter) {
+		b.waiting = true // a grant is on its way: onGrant gives it back
+	} else {
+		b.waiting = false
+	}
+	for {
+		b.mu.Lock()
+		ss := b.live.head
+		b.mu.Unlock()
+		if ss == nil {
+			return
+		}
+		var zero Res
+		ss.finish(zero, err)
+	}
+}
+
+// Dropped ignores the stage's own messages once it has stopped: Fail ended
+// every session first.
+func (b *behavior[Req, Res, T, P]) Dropped(any, error) {}

@@ -1,0 +1,180 @@
+package retry
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/troupe-go/troupe/actors"
+)
+
+// Session states.
+const (
+	running  int32 = iota // an attempt is in flight
+	waiting               // the policy said retry; the wait has not ended
+	retrying              // the wait ended; the session needs an inner unit
+	done                  // the session has its outcome
+)
+
+// session is one request with all its attempts. Who may touch it follows
+// its state: the actor in waiting and retrying, the goroutine completing its
+// attempt in running; the state changes by CompareAndSwap, so an outcome
+// and a Fail racing for a session settle it once.
+type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+	b      *behavior[Req, Res, T, P]
+	parent *actors.Envelope[Req, Res] // the request; the stage holds it for the session
+	pol    T                          // this session's copy of the policy
+	req    Req                        // the copy for the next attempt
+	again  bool                       // req is a copy: the outcome goes to the policy
+	state  atomic.Int32
+	refs   atomic.Int32 // 1 while in flight, +1 per attempt whose outcome is pending
+	gen    uint64       // actor; bumped at every reuse, so stale messages are ignored
+	sent   int          // actor; attempts sent so far
+
+	prev, next *session[Req, Res, T, P] // live list; guarded by b.mu
+
+	// Actor-owned, while waiting or retrying.
+	due     time.Time
+	idx     int           // place in b.waits, -1 when not there
+	gate    chan struct{} // closed to stop a gate's goroutine
+	unwatch func() bool   // stops watching the request's context
+}
+
+// start readies a pooled session for request e (actor).
+func (ss *session[Req, Res, T, P]) start(e *actors.Envelope[Req, Res], proto T) {
+	ss.gen++
+	ss.parent = e
+	ss.pol = proto // the session's own copy, before any method runs (RT5)
+	ss.req, ss.again = P(&ss.pol).CloneRequest(&e.Req)
+	ss.state.Store(retrying)
+	ss.refs.Store(1)
+	ss.idx, ss.sent = -1, 0
+}
+
+// send sends one attempt with an inner unit already reserved (actor): the
+// request goes, and a copy is kept for the attempt after it (RT3).
+func (ss *session[Req, Res, T, P]) send() {
+	b := ss.b
+	var req Req
+	if ss.sent == 0 {
+		req = ss.parent.Req
+	} else {
+		req = ss.req
+		ss.req, ss.again = P(&ss.pol).CloneRequest(&req)
+	}
+	ss.sent++
+	ss.stopWatch()
+	ss.refs.Add(1)
+	ss.state.Store(running)
+	att := actors.NewChild(b.attempts, ss.parent, ss.parent.Ctx, req, actors.Hook[Req, Res](ss))
+	b.st.Inner().Send(att)
+}
+
+// Complete is the hook of an attempt's first frame: the attempt's outcome.
+// It runs where the outcome was produced.
+func (ss *session[Req, Res, T, P]) Complete(_ *actors.Envelope[Req, Res], _ *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	defer ss.unref()
+	if ss.state.Load() != running {
+		return res, err, false // the session ended meanwhile (Fail): discard
+	}
+	if !ss.again {
+		ss.finish(res, err) // a request that could not be copied is sent once (RT3)
+		return res, err, false
+	}
+	w, again := P(&ss.pol).Retry(&ss.req, &res, &err)
+	if again && ss.b.budget != nil && !ss.b.budget.Withdraw() {
+		again = false // the budget is spent: the last outcome stands (RT11)
+	}
+	if !again {
+		ss.finish(res, err)
+		return res, err, false
+	}
+	if ss.state.CompareAndSwap(running, waiting) {
+		ss.b.st.PostControl(&waitMsg[Req, Res, T, P]{ss: ss, gen: ss.gen, w: w})
+	}
+	return res, err, false
+}
+
+// finish ends the session with an outcome, once: its stage slot is freed
+// and the request answered.
+func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
+	for {
+		s := ss.state.Load()
+		if s == done {
+			return
+		}
+		if ss.state.CompareAndSwap(s, done) {
+			break
+		}
+	}
+	// A session is finished either where its attempt's outcome arrived (it
+	// was running: nothing to stop) or by the actor: gate and unwatch are
+	// only ever set by the actor.
+	ss.stopWatch()
+	b := ss.b
+	b.mu.Lock()
+	b.live.remove(ss)
+	b.mu.Unlock()
+	b.st.Respond(ss.parent, res, err)
+	ss.unref()
+}
+
+func (ss *session[Req, Res, T, P]) unref() {
+	if ss.refs.Add(-1) != 0 {
+		return
+	}
+	var zeroT T
+	var zeroReq Req
+	ss.parent, ss.pol, ss.req, ss.unwatch = nil, zeroT, zeroReq, nil
+	ss.b.sessions.Put(ss)
+}
+
+// watch answers the session when its request's context ends while it waits
+// (actor; only on the retry path, so its allocation is not on every request).
+func (ss *session[Req, Res, T, P]) watch() {
+	if ss.unwatch != nil || ss.parent.Ctx.Done() == nil {
+		return
+	}
+	msg := &cancelMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+	st := ss.b.st
+	ss.unwatch = context.AfterFunc(ss.parent.Ctx, func() { st.PostControl(msg) })
+}
+
+func (ss *session[Req, Res, T, P]) stopWatch() {
+	if ss.unwatch != nil {
+		ss.unwatch()
+		ss.unwatch = nil
+	}
+	if ss.gate != nil {
+		close(ss.gate)
+		ss.gate = nil
+	}
+}
+
+// sessionList is an intrusive list of sessions.
+type sessionList[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+	head *session[Req, Res, T, P]
+	n    int
+}
+
+func (l *sessionList[Req, Res, T, P]) push(ss *session[Req, Res, T, P]) {
+	ss.prev, ss.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = ss
+	}
+	l.head = ss
+	l.n++
+}
+
+func (l *sessionList[Req, Res, T, P]) remove(ss *session[Req, Res, T, P]) {
+	if ss.prev != nil {
+		ss.prev.next = ss.next
+	} else {
+		l.head = ss.next
+	}
+	if ss.next != nil {
+		ss.next.prev = ss.prev
+	}
+	ss.prev, ss.next = nil, nil
+	l.n--
+}
