@@ -1,7 +1,6 @@
 package actors_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/troupe-go/troupe"
@@ -25,20 +24,4 @@ func overMock(t testing.TB, n int) (*actors.System, *actors.Stage[int, int], *tr
 	sys := testsys.New(t)
 	mock, h := troupetest.NewMock[int, int]()
 	return sys, stage(t, sys, mock, n), h
-}
-
-// result is the outcome of a call made in the background.
-type result struct {
-	v   int
-	err error
-}
-
-// call makes a call in the background and returns where its outcome goes.
-func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
-	ch := make(chan result, 1)
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err}
-	}()
-	return ch
 }

@@ -17,13 +17,13 @@ import (
 // panicScene parks request 1, queues 2 and 3, arms a panic in the inner
 // service's readiness, and lets 1 go: the stage takes 2, asks the inner
 // service for readiness, and panics with 2 in hand.
-func panicScene(t *testing.T, s *actors.Stage[int, int], h *troupetest.Handle[int, int]) (reqA *troupetest.Request[int, int], a, b, c <-chan result) {
+func panicScene(t *testing.T, s *actors.Stage[int, int], h *troupetest.Handle[int, int]) (reqA *troupetest.Request[int, int], a, b, c <-chan troupetest.Result[int]) {
 	ctx := context.Background()
-	a = call(ctx, s, 1)
+	a = troupetest.Go(ctx, s, 1)
 	synctest.Wait()
-	b = call(ctx, s, 2)
+	b = troupetest.Go(ctx, s, 2)
 	synctest.Wait()
-	c = call(ctx, s, 3)
+	c = troupetest.Go(ctx, s, 3)
 	synctest.Wait()
 	require.Equal(t, 2, s.Mailbox().Stats().Queued)
 	h.PanicOnReady("readiness exploded")
@@ -40,20 +40,20 @@ func TestSUP3_PanicRestartsStageAndAnswersWhatItHeld(t *testing.T) {
 		reqA, a, b, c := panicScene(t, s, h)
 
 		rb := <-b
-		assert.ErrorIs(t, rb.err, troupe.ErrRestarted, "the request in hand gets an error that says so")
+		assert.ErrorIs(t, rb.Err, troupe.ErrRestarted, "the request in hand gets an error that says so")
 		var pe *troupe.PanicError
-		require.ErrorAs(t, rb.err, &pe)
+		require.ErrorAs(t, rb.Err, &pe)
 		assert.Equal(t, "readiness exploded", pe.Value)
 
 		// 1 had been handed on before the failure; 3 was queued and is
 		// carried over to the restarted actor.
 		reqA.Respond(10)
-		assert.Equal(t, result{v: 10}, <-a)
+		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a)
 		h.Allow(1)
 		reqC := h.Next(context.Background())
 		assert.Equal(t, 3, reqC.Value)
 		reqC.Respond(30)
-		assert.Equal(t, result{v: 30}, <-c)
+		assert.Equal(t, troupetest.Result[int]{Value: 30}, <-c)
 		synctest.Wait()
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
 	})
@@ -69,15 +69,15 @@ func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 		s := stage(t, host, mock, 4)
 		reqA, a, b, c := panicScene(t, s, h)
 
-		for _, r := range []result{<-b, <-c} {
-			assert.ErrorIs(t, r.err, troupe.ErrClosed)
-			assert.ErrorIs(t, r.err, troupe.ErrPanic, "closed, and the error says what killed it")
+		for _, r := range []troupetest.Result[int]{<-b, <-c} {
+			assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+			assert.ErrorIs(t, r.Err, troupe.ErrPanic, "closed, and the error says what killed it")
 		}
 		_, err = s.Reserve(context.Background())
 		assert.ErrorIs(t, err, troupe.ErrClosed)
 		assert.ErrorIs(t, err, troupe.ErrPanic)
 		reqA.Respond(10)
-		assert.Equal(t, result{v: 10}, <-a, "what had left the stage is unaffected")
+		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a, "what had left the stage is unaffected")
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
 	})
 }
@@ -117,12 +117,12 @@ func TestAdaptedPlainServiceWaitsOffTheActor(t *testing.T) {
 		sys := testsys.New(t)
 		svc := &semService{sem: make(chan struct{}, 1), inside: make(chan struct{}, 1)}
 		s := stage(t, sys, svc, 4)
-		var outs []<-chan result
+		var outs []<-chan troupetest.Result[int]
 		for i := range 20 {
-			outs = append(outs, call(context.Background(), s, i))
+			outs = append(outs, troupetest.Go(context.Background(), s, i))
 		}
 		for i, o := range outs {
-			assert.Equal(t, result{v: i * 2}, <-o)
+			assert.Equal(t, troupetest.Result[int]{Value: i * 2}, <-o)
 		}
 		require.NoError(t, s.Close(context.Background()))
 		assert.Empty(t, svc.sem, "every permit of the plain service was spent or released")

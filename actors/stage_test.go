@@ -46,20 +46,20 @@ func TestACT2_ACT3_SlotHeldWhileQueuedOrParked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, s, h := overMock(t, 2)
 		ctx := context.Background()
-		a := call(ctx, s, 1)
+		a := troupetest.Go(ctx, s, 1)
 		synctest.Wait()
 		st := s.Mailbox().Stats()
 		assert.Equal(t, 1, st.Used, "parked request keeps its slot")
 		assert.Equal(t, 0, st.Queued)
 		assert.Equal(t, 1, h.Waiting(), "the stage waits for the inner service's readiness")
 
-		b := call(ctx, s, 2)
+		b := troupetest.Go(ctx, s, 2)
 		synctest.Wait()
 		st = s.Mailbox().Stats()
 		assert.Equal(t, 2, st.Used)
 		assert.Equal(t, 1, st.Queued, "a stage whose inner is not ready takes no further work")
 
-		c := call(ctx, s, 3)
+		c := troupetest.Go(ctx, s, 3)
 		synctest.Wait()
 		assert.Equal(t, 1, s.Mailbox().Stats().Waiting, "then callers wait in their reservations")
 
@@ -83,9 +83,9 @@ func TestACT2_ACT3_SlotHeldWhileQueuedOrParked(t *testing.T) {
 		reqA.Respond(10)
 		reqB.Respond(20)
 		reqC.Fail(errors.New("no"))
-		assert.Equal(t, result{v: 10}, <-a)
-		assert.Equal(t, result{v: 20}, <-b)
-		assert.EqualError(t, (<-c).err, "no")
+		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a)
+		assert.Equal(t, troupetest.Result[int]{Value: 20}, <-b)
+		assert.EqualError(t, (<-c).Err, "no")
 	})
 }
 
@@ -95,18 +95,18 @@ func TestACT4_ResponsesAndCancellationsFlowWhileParked(t *testing.T) {
 		_, s, h := overMock(t, 2)
 		ctx := context.Background()
 		h.Allow(1)
-		a := call(ctx, s, 1)
+		a := troupetest.Go(ctx, s, 1)
 		reqA := h.Next(ctx)
 		bctx, cancelB := context.WithCancel(ctx)
-		b := call(bctx, s, 2)
+		b := troupetest.Go(bctx, s, 2)
 		synctest.Wait()
 		require.Equal(t, 1, h.Waiting(), "2 is parked: the request path is blocked")
 
 		reqA.Respond(11)
-		assert.Equal(t, result{v: 11}, <-a, "the response to 1 is delivered all the same")
+		assert.Equal(t, troupetest.Result[int]{Value: 11}, <-a, "the response to 1 is delivered all the same")
 
 		cancelB()
-		assert.ErrorIs(t, (<-b).err, context.Canceled, "the parked caller gives up at once")
+		assert.ErrorIs(t, (<-b).Err, context.Canceled, "the parked caller gives up at once")
 		synctest.Wait()
 		assert.Equal(t, 0, s.Mailbox().Stats().Used, "the stage answered the parked request and freed its slot")
 		assert.Equal(t, 0, h.Waiting(), "and withdrew its wait for the inner service")
@@ -121,9 +121,9 @@ func TestACT5_CloseFailsWhatCannotDrainAndReturnsEverySlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, s, h := overMock(t, 4)
 		ctx := context.Background()
-		var calls []<-chan result
+		var calls []<-chan troupetest.Result[int]
 		for i := range 4 {
-			calls = append(calls, call(ctx, s, i)) // 1 parked, 3 queued
+			calls = append(calls, troupetest.Go(ctx, s, i)) // 1 parked, 3 queued
 			synctest.Wait()
 		}
 		waiting := make(chan error, 1)
@@ -139,7 +139,7 @@ func TestACT5_CloseFailsWhatCannotDrainAndReturnsEverySlot(t *testing.T) {
 		assert.Equal(t, time.Second, time.Since(start), "Close waited for the drain until its context ended")
 		assert.ErrorIs(t, <-waiting, troupe.ErrClosed, "a waiting reservation is told")
 		for _, c := range calls {
-			assert.ErrorIs(t, (<-c).err, troupe.ErrClosed)
+			assert.ErrorIs(t, (<-c).Err, troupe.ErrClosed)
 		}
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
 		_, err = s.Reserve(ctx)
@@ -156,9 +156,9 @@ func TestACT5_CloseDrainsAcceptedRequests(t *testing.T) {
 		ctx := context.Background()
 		p, err := s.Reserve(ctx)
 		require.NoError(t, err)
-		var calls []<-chan result
+		var calls []<-chan troupetest.Result[int]
 		for i := range 3 {
-			calls = append(calls, call(ctx, s, i))
+			calls = append(calls, troupetest.Go(ctx, s, i))
 			synctest.Wait()
 		}
 		closed := make(chan error, 1)
@@ -172,7 +172,7 @@ func TestACT5_CloseDrainsAcceptedRequests(t *testing.T) {
 			req.Respond(req.Value * 10)
 		}
 		for i, c := range calls {
-			assert.Equal(t, result{v: i * 10}, <-c, "accepted before the close: drained, not failed")
+			assert.Equal(t, troupetest.Result[int]{Value: i * 10}, <-c, "accepted before the close: drained, not failed")
 		}
 		assert.NoError(t, <-closed)
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
@@ -186,9 +186,9 @@ func TestCORE7_InnerReadinessErrorBreaksTheStage(t *testing.T) {
 		ctx := context.Background()
 		boom := errors.New("connection refused")
 		h.Break(boom)
-		r := <-call(ctx, s, 1)
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
-		assert.ErrorIs(t, r.err, boom, "the error says what broke it")
+		r := <-troupetest.Go(ctx, s, 1)
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.Err, boom, "the error says what broke it")
 		synctest.Wait()
 		_, err := s.Reserve(ctx)
 		assert.ErrorIs(t, err, boom, "callers above stop using it")
@@ -203,17 +203,17 @@ func TestCORE6_CallerGivingUpGetsOneOutcome(t *testing.T) {
 		ctx := context.Background()
 		h.Allow(1)
 		actx, cancelA := context.WithCancel(ctx)
-		a := call(actx, s, 1)
+		a := troupetest.Go(actx, s, 1)
 		req := h.Next(ctx)
 		cancelA()
-		assert.ErrorIs(t, (<-a).err, context.Canceled, "given up while the downstream works on it")
+		assert.ErrorIs(t, (<-a).Err, context.Canceled, "given up while the downstream works on it")
 		assert.ErrorIs(t, req.Ctx.Err(), context.Canceled, "the downstream's context is cancelled too")
 		req.Respond(5) // too late: nobody is listening, nothing breaks
 
 		dctx, cancelD := context.WithTimeout(ctx, time.Second)
 		defer cancelD()
-		r := <-call(dctx, s, 2) // parks: no capacity left in the mock
-		assert.ErrorIs(t, r.err, context.DeadlineExceeded)
+		r := <-troupetest.Go(dctx, s, 2) // parks: no capacity left in the mock
+		assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
 		synctest.Wait()
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
 	})

@@ -58,23 +58,13 @@ func (m *Mock[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 func (m *Mock[Req, Res]) Release() { m.Unreserve() }
 
 // TryReserve implements actors.Inner.
-func (m *Mock[Req, Res]) TryReserve() (bool, error) {
-	h := m.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkLocked(); err != nil {
-		return false, err
-	}
-	if h.allowed > 0 && len(h.waiters) == 0 {
-		h.allowed--
-		return true, nil
-	}
-	return false, nil
-}
+func (m *Mock[Req, Res]) TryReserve() (bool, error) { return m.h.reserve(nil) }
 
 // ReserveAsync implements actors.Inner.
-func (m *Mock[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
-	h := m.h
+func (m *Mock[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) { return m.h.reserve(w) }
+
+// reserve takes an allowed unit, or puts w (when not nil) in line.
+func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.checkLocked(); err != nil {
@@ -84,7 +74,9 @@ func (m *Mock[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
 		h.allowed--
 		return true, nil
 	}
-	h.waiters = append(h.waiters, w)
+	if w != nil {
+		h.waiters = append(h.waiters, w)
+	}
 	return false, nil
 }
 

@@ -17,20 +17,6 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
-type result struct {
-	v   string
-	err error
-}
-
-func call(ctx context.Context, s troupe.Service[string, string], v string) <-chan result {
-	ch := make(chan result, 1)
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err}
-	}()
-	return ch
-}
-
 func newBuffer(t *testing.T, h troupe.Host, n int) (*buffer.Buffer[string, string], *troupetest.Handle[string, string]) {
 	mock, handle := troupetest.NewMock[string, string]()
 	b, err := buffer.New[string, string](h, mock, n)
@@ -64,9 +50,9 @@ func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, testsys.New(t), 4)
 		ctx := context.Background()
-		a := call(ctx, b, "a")
+		a := troupetest.Go(ctx, b, "a")
 		synctest.Wait()
-		c := call(ctx, b, "c")
+		c := troupetest.Go(ctx, b, "c")
 		synctest.Wait()
 		assert.Equal(t, 1, h.Waiting(), "the worker waits for the inner service")
 		assert.Equal(t, 1, b.Mailbox().Stats().Queued, "and has not taken the next message")
@@ -82,8 +68,8 @@ func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 		h.Allow(1)
 		req = h.Next(ctx)
 		req.Respond("C")
-		assert.Equal(t, result{v: "A"}, <-a)
-		assert.Equal(t, result{v: "C"}, <-c)
+		assert.Equal(t, troupetest.Result[string]{Value: "A"}, <-a)
+		assert.Equal(t, troupetest.Result[string]{Value: "C"}, <-c)
 	})
 }
 
@@ -93,22 +79,22 @@ func TestB3_CallerAwaitsTheResponseNotTheWorker(t *testing.T) {
 		b, h := newBuffer(t, testsys.New(t), 4)
 		ctx := context.Background()
 		h.Allow(2)
-		a := call(ctx, b, "slow")
+		a := troupetest.Go(ctx, b, "slow")
 		reqA := h.Next(ctx)
-		c := call(ctx, b, "fast")
+		c := troupetest.Go(ctx, b, "fast")
 		reqC := h.Next(ctx) // reached the inner service while "slow" is still unanswered
 		assert.Equal(t, "fast", reqC.Value)
 		synctest.Wait()
 		assert.Equal(t, 0, b.Mailbox().Stats().Used, "the worker holds neither request: it moved on")
 		reqC.Respond("done fast")
-		assert.Equal(t, result{v: "done fast"}, <-c)
+		assert.Equal(t, troupetest.Result[string]{Value: "done fast"}, <-c)
 		select {
 		case r := <-a:
 			t.Fatalf("slow answered early: %v", r)
 		default:
 		}
 		reqA.Respond("done slow")
-		assert.Equal(t, result{v: "done slow"}, <-a)
+		assert.Equal(t, troupetest.Result[string]{Value: "done slow"}, <-a)
 	})
 }
 
@@ -117,9 +103,9 @@ func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, testsys.New(t), 4)
 		ctx := context.Background()
-		a := call(ctx, b, "a") // waits for readiness
+		a := troupetest.Go(ctx, b, "a") // waits for readiness
 		synctest.Wait()
-		c := call(ctx, b, "c") // queued
+		c := troupetest.Go(ctx, b, "c") // queued
 		synctest.Wait()
 		waiting := make(chan error, 1)
 		p1, err := b.Reserve(ctx)
@@ -131,9 +117,9 @@ func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
 
 		cause := errors.New("certificate expired")
 		h.Break(cause)
-		for _, r := range []result{<-a, <-c} {
-			assert.ErrorIs(t, r.err, troupe.ErrClosed)
-			assert.ErrorIs(t, r.err, cause)
+		for _, r := range []troupetest.Result[string]{<-a, <-c} {
+			assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+			assert.ErrorIs(t, r.Err, cause)
 		}
 		err = <-waiting
 		assert.ErrorIs(t, err, troupe.ErrClosed, "a waiting caller")
@@ -159,9 +145,9 @@ func TestB4_WorkerKilledByPanicsClosesWithThePanic(t *testing.T) {
 		require.NoError(t, err)
 		b, h := newBuffer(t, host, 4)
 		h.PanicOnReady("worker bug")
-		r := <-call(context.Background(), b, "a")
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
-		assert.ErrorIs(t, r.err, troupe.ErrPanic)
+		r := <-troupetest.Go(context.Background(), b, "a")
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.Err, troupe.ErrPanic)
 		_, err = b.Reserve(context.Background())
 		assert.ErrorIs(t, err, troupe.ErrPanic, "later callers are told what killed the worker")
 	})

@@ -18,20 +18,6 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
-type result struct {
-	v   int
-	err error
-}
-
-func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
-	ch := make(chan result, 1)
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err}
-	}()
-	return ch
-}
-
 func overMock(t *testing.T, n int) (*limit.Limit[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
 	l, err := limit.New[int, int](testsys.New(t), mock, n)
@@ -45,11 +31,11 @@ func TestC1_C2_PermitHeldUntilTheOutcomeIsDelivered(t *testing.T) {
 		l, h := overMock(t, 2)
 		ctx := context.Background()
 		h.Allow(10)
-		a, b := call(ctx, l, 1), call(ctx, l, 2)
+		a, b := troupetest.Go(ctx, l, 1), troupetest.Go(ctx, l, 2)
 		reqs := []*troupetest.Request[int, int]{h.Next(ctx), h.Next(ctx)}
 		assert.Equal(t, 0, l.Available(), "two in flight")
 
-		c := call(ctx, l, 3)
+		c := troupetest.Go(ctx, l, 3)
 		synctest.Wait()
 		assert.Equal(t, 1, l.Mailbox().Stats().Waiting, "the third waits for a permit")
 		assert.Zero(t, h.TryNext(), "and the inner service was not asked")
@@ -60,8 +46,8 @@ func TestC1_C2_PermitHeldUntilTheOutcomeIsDelivered(t *testing.T) {
 		assert.Equal(t, 0, l.Available())
 		reqs[1].Respond(reqs[1].Value)
 		reqC.Respond(3)
-		for _, ch := range []<-chan result{a, b, c} {
-			assert.NoError(t, (<-ch).err)
+		for _, ch := range []<-chan troupetest.Result[int]{a, b, c} {
+			assert.NoError(t, (<-ch).Err)
 		}
 		synctest.Wait()
 		assert.Equal(t, 2, l.Available())
@@ -77,22 +63,22 @@ func TestC2_PermitComesBackWhereverTheCallerGivesUp(t *testing.T) {
 		// In flight at the inner service.
 		h.Allow(1)
 		actx, cancel := context.WithCancel(ctx)
-		a := call(actx, l, 1)
+		a := troupetest.Go(actx, l, 1)
 		req := h.Next(ctx)
 		assert.Equal(t, 0, l.Available())
 		cancel()
-		assert.ErrorIs(t, (<-a).err, context.Canceled)
+		assert.ErrorIs(t, (<-a).Err, context.Canceled)
 		synctest.Wait()
 		assert.Equal(t, 1, l.Available(), "abandoned at the inner service")
 		req.Respond(1) // late, ignored
 
 		// Waiting in the stage for the inner service's readiness.
 		bctx, cancel := context.WithCancel(ctx)
-		b := call(bctx, l, 2)
+		b := troupetest.Go(bctx, l, 2)
 		synctest.Wait()
 		assert.Equal(t, 0, l.Available())
 		cancel()
-		assert.ErrorIs(t, (<-b).err, context.Canceled)
+		assert.ErrorIs(t, (<-b).Err, context.Canceled)
 		synctest.Wait()
 		assert.Equal(t, 1, l.Available(), "abandoned while parked")
 

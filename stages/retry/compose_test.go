@@ -38,7 +38,7 @@ func (o *oneRetry) CloneRequest(req *string) (string, bool) { return *req, true 
 func permits(t *testing.T, svc troupe.Service[string, string], l *limit.Limit[string, string], h *troupetest.Handle[string, string], gate chan struct{}) []int {
 	ctx := context.Background()
 	var got []int
-	fut := call(ctx, svc, "hi")
+	fut := troupetest.Go(ctx, svc, "hi")
 	req := h.Next(ctx)
 	got = append(got, l.Available()) // first attempt in flight
 	req.Fail(errors.New("boom"))
@@ -49,8 +49,8 @@ func permits(t *testing.T, svc troupe.Service[string, string], l *limit.Limit[st
 	got = append(got, l.Available()) // retry in flight
 	req.Respond("ok")
 	r := <-fut
-	require.NoError(t, r.err)
-	assert.Equal(t, "ok", r.v)
+	require.NoError(t, r.Err)
+	assert.Equal(t, "ok", r.Value)
 	synctest.Wait()
 	got = append(got, l.Available()) // outcome delivered
 	return got
@@ -114,12 +114,12 @@ func TestT4_TimeoutOutsideRetryBoundsTheWholeSession(t *testing.T) {
 		require.NoError(t, err)
 		ctx := context.Background()
 		start := time.Now()
-		fut := call(ctx, to, "x")
+		fut := troupetest.Go(ctx, to, "x")
 		for range 2 { // attempts at 0 s and 0.6 s; the second wait ends after the deadline
 			h.Next(ctx).Fail(errors.New("boom"))
 		}
 		res := <-fut
-		assert.ErrorIs(t, res.err, timeout.ErrTimeout)
+		assert.ErrorIs(t, res.Err, timeout.ErrTimeout)
 		assert.Equal(t, time.Second+time.Nanosecond, time.Since(start), "the deadline fell during a backoff wait")
 		synctest.Wait()
 		assert.Equal(t, 0, r.Stats().Sessions, "the session ended with its deadline, not after its wait")
@@ -143,15 +143,15 @@ func TestT4_TimeoutInsideRetryTimesEachAttempt(t *testing.T) {
 		require.NoError(t, err)
 		ctx := context.Background()
 		start := time.Now()
-		fut := call(ctx, r, "x")
+		fut := troupetest.Go(ctx, r, "x")
 		first := h.Next(ctx) // never answered: times out at 1 s
 		second := h.Next(ctx)
 		assert.Equal(t, time.Second+time.Nanosecond, time.Since(start), "the retry came after the first attempt's own deadline")
 		time.Sleep(500 * time.Millisecond)
 		second.Respond("late but fine")
 		res := <-fut
-		require.NoError(t, res.err, "1.5 s end to end: each attempt had its own second")
-		assert.Equal(t, "late but fine", res.v)
+		require.NoError(t, res.Err, "1.5 s end to end: each attempt had its own second")
+		assert.Equal(t, "late but fine", res.Value)
 		require.Len(t, seen, 2)
 		assert.ErrorIs(t, seen[0], timeout.ErrTimeout, "the policy judged the timeout error")
 		assert.ErrorIs(t, first.Ctx.Err(), context.DeadlineExceeded)
@@ -161,8 +161,11 @@ func TestT4_TimeoutInsideRetryTimesEachAttempt(t *testing.T) {
 // once refuses to copy its request.
 type once struct{ asked *int }
 
-func (o *once) Retry(*string, *string, *error) (retry.Wait, bool) { *o.asked++; return retry.Wait{}, true }
-func (o *once) CloneRequest(*string) (string, bool)                { return "", false }
+func (o *once) Retry(*string, *string, *error) (retry.Wait, bool) {
+	*o.asked++
+	return retry.Wait{}, true
+}
+func (o *once) CloneRequest(*string) (string, bool) { return "", false }
 
 // spec: RT3
 func TestRT3_RefusedCopyIsSentOnceAndNotJudged(t *testing.T) {
@@ -172,9 +175,9 @@ func TestRT3_RefusedCopyIsSentOnceAndNotJudged(t *testing.T) {
 		asked := 0
 		r, err := retry.New(testsys.New(t), mock, once{asked: &asked})
 		require.NoError(t, err)
-		fut := call(context.Background(), r, "stream")
+		fut := troupetest.Go(context.Background(), r, "stream")
 		h.Next(context.Background()).Fail(errors.New("failed 1"))
-		assert.EqualError(t, (<-fut).err, "failed 1", "the outcome as is")
+		assert.EqualError(t, (<-fut).Err, "failed 1", "the outcome as is")
 		assert.Zero(t, asked, "Retry was never asked")
 		assert.EqualValues(t, 1, h.Calls())
 	})
@@ -187,16 +190,16 @@ func TestRT2_AttemptsTurnsTheLastErrorIntoExhausted(t *testing.T) {
 		h.Allow(10)
 		r, err := retry.New(testsys.New(t), mock, retry.Attempts[string, string]{Max: 2})
 		require.NoError(t, err)
-		fut := call(context.Background(), r, "x")
+		fut := troupetest.Go(context.Background(), r, "x")
 		cause := errors.New("503")
 		for range 3 {
 			h.Next(context.Background()).Fail(cause)
 		}
 		res := <-fut
-		assert.ErrorIs(t, res.err, retry.ErrExhausted)
-		assert.ErrorIs(t, res.err, cause)
+		assert.ErrorIs(t, res.Err, retry.ErrExhausted)
+		assert.ErrorIs(t, res.Err, cause)
 		var ex *retry.ExhaustedError
-		require.ErrorAs(t, res.err, &ex)
+		require.ErrorAs(t, res.Err, &ex)
 		assert.Equal(t, 3, ex.Attempts)
 	})
 }
@@ -209,17 +212,16 @@ func TestRT10_WaitEndsWhenTheCallerGivesUp(t *testing.T) {
 		r, err := retry.New(testsys.New(t), mock, alwaysFail{delay: time.Hour})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
-		fut := call(ctx, r, "x")
+		fut := troupetest.Go(ctx, r, "x")
 		h.Next(ctx).Fail(errors.New("boom"))
 		synctest.Wait()
 		assert.Equal(t, 1, r.Stats().Waiting)
 		start := time.Now()
 		cancel()
-		assert.ErrorIs(t, (<-fut).err, context.Canceled)
+		assert.ErrorIs(t, (<-fut).Err, context.Canceled)
 		synctest.Wait()
 		assert.Equal(t, retry.Stats{}, r.Stats(), "the session ended at once, not after its hour")
 		assert.Zero(t, time.Since(start))
 		assert.Equal(t, 0, r.Mailbox().Stats().Used)
 	})
 }
-

@@ -68,8 +68,8 @@ func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 		}(w.Gate)
 	case w.Delay > 0:
 		ss.due = time.Now().Add(w.Delay)
-		b.waits.push(ss)
-		b.alarm.Set(b.waits[0].due)
+		b.waits.Push(ss)
+		b.alarm.Set(b.waits.Min().due)
 	default:
 		b.retrying(ss)
 	}
@@ -79,11 +79,11 @@ func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 func (b *behavior[Req, Res, T, P]) tick() {
 	b.alarm.Fired()
 	now := time.Now()
-	for len(b.waits) > 0 && !b.waits[0].due.After(now) {
-		b.retrying(b.waits.remove(0))
+	for b.waits.Len() > 0 && !b.waits.Min().due.After(now) {
+		b.retrying(b.waits.Remove(0))
 	}
-	if len(b.waits) > 0 {
-		b.alarm.Set(b.waits[0].due)
+	if b.waits.Len() > 0 {
+		b.alarm.Set(b.waits.Min().due)
 	}
 }
 
@@ -189,7 +189,7 @@ func (b *behavior[Req, Res, T, P]) cancel(ss *session[Req, Res, T, P], gen uint6
 		return
 	}
 	if ss.idx >= 0 {
-		b.waits.remove(ss.idx)
+		b.waits.Remove(ss.idx)
 	}
 	for i, x := range b.needUnit {
 		if x == ss {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/dheap"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
@@ -67,6 +68,8 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	}
 	b := &behavior[Req, Res, T, P]{proto: proto, budget: o.budget, attempts: actors.NewPool[Req, Res]()}
 	b.sessions.New = func() any { return &session[Req, Res, T, P]{b: b} }
+	b.waits.Less = func(x, y *session[Req, Res, T, P]) bool { return x.due.Before(y.due) }
+	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
 	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "retry", Capacity: o.capacity}, inner, b)
 	if err != nil {
 		return nil, errors.Join(errors.New("retry: spawn"), err)
@@ -100,9 +103,9 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	mu   sync.Mutex
 	live sessionList[Req, Res, T, P] // sessions in flight; guarded by mu
 
-	waits    waitHeap[Req, Res, T, P]   // actor; sessions waiting for a time
-	needUnit []*session[Req, Res, T, P] // actor; sessions waiting for an inner unit, first in line first
-	waiting  bool                       // actor; b.waiter is in the inner service's line
+	waits    dheap.Heap[*session[Req, Res, T, P]] // actor; sessions waiting for a time, by its end
+	needUnit []*session[Req, Res, T, P]           // actor; sessions waiting for an inner unit, first in line first
+	waiting  bool                                 // actor; b.waiter is in the inner service's line
 }
 
 func (b *behavior[Req, Res, T, P]) count() int {
@@ -146,7 +149,7 @@ func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
 // Fail ends every session in flight with err: the stage restarts or stops.
 func (b *behavior[Req, Res, T, P]) Fail(_ *actors.Stage[Req, Res], err error) {
 	b.alarm.Stop()
-	b.waits = b.waits[:0]
+	b.waits.Clear()
 	clear(b.needUnit)
 	b.needUnit = b.needUnit[:0]
 	if b.waiting && !b.st.Inner().CancelWait(b.waiter) {

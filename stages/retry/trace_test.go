@@ -84,11 +84,11 @@ func TestRT8_SeedTracesABC(t *testing.T) {
 		svc, err := retry.New(sys, mock, attempts{left: 1, gate: gate, log: log})
 		require.NoError(t, err)
 		ctx := context.Background()
-		outcome := func(r result) string {
-			if r.err != nil {
-				return fmt.Sprintf("Err(%q)", r.err.Error())
+		outcome := func(r troupetest.Result[string]) string {
+			if r.Err != nil {
+				return fmt.Sprintf("Err(%q)", r.Err.Error())
 			}
-			return fmt.Sprintf("Ok(%q)", r.v)
+			return fmt.Sprintf("Ok(%q)", r.Value)
 		}
 		state := func() string {
 			s := svc.Stats()
@@ -107,7 +107,7 @@ func TestRT8_SeedTracesABC(t *testing.T) {
 		h.Allow(1)
 		p, err := svc.Reserve(ctx)
 		log.add("svc.reserve -> %v", err)
-		fut := callWith(ctx, p, treq{"hello", 0})
+		fut := troupetest.GoWith(ctx, p, treq{"hello", 0})
 		req := h.Next(ctx)
 		log.add("inner got %+v", req.Value)
 		req.Fail(errors.New("boom"))
@@ -124,7 +124,7 @@ func TestRT8_SeedTracesABC(t *testing.T) {
 
 		log.add("B. a second request gets a fresh policy copy")
 		h.Allow(1)
-		fut = call(ctx, svc, treq{"again", 0})
+		fut = troupetest.Go(ctx, svc, treq{"again", 0})
 		h.Next(ctx).Fail(errors.New("boom"))
 		synctest.Wait()
 		gate <- struct{}{}
@@ -134,7 +134,7 @@ func TestRT8_SeedTracesABC(t *testing.T) {
 
 		log.add("C. inner readiness fails while Retrying")
 		h.Allow(1)
-		fut = call(ctx, svc, treq{"third", 0})
+		fut = troupetest.Go(ctx, svc, treq{"third", 0})
 		h.Next(ctx).Fail(errors.New("boom"))
 		synctest.Wait()
 		h.Break(errors.New("inner broken"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/dheap"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
@@ -33,6 +34,8 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 		o(&cfg)
 	}
 	b := &behavior[Req, Res]{d: d, err: &Error{After: d}}
+	b.heap.Less = func(x, y *actors.Frame[Req, Res]) bool { return x.Deadline.Before(y.Deadline) }
+	b.heap.SetIndex = func(f *actors.Frame[Req, Res], i int) { f.Index = i }
 	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
 	if err != nil {
 		return nil, errors.Join(errors.New("timeout: spawn"), err)
@@ -53,7 +56,7 @@ func Layer[Req, Res any](d time.Duration, opts ...Option) troupe.Layer[Req, Res]
 func (t *Timeout[Req, Res]) InFlight() int {
 	t.b.mu.Lock()
 	defer t.b.mu.Unlock()
-	return len(t.b.heap)
+	return t.b.heap.Len()
 }
 
 // expireMsg is the alarm's message: some deadline has passed.
@@ -69,7 +72,7 @@ type behavior[Req, Res any] struct {
 	alarm *actors.Alarm
 
 	mu   sync.Mutex
-	heap deadlines[Req, Res] // guarded by mu
+	heap dheap.Heap[*actors.Frame[Req, Res]] // frames of calls in flight, by deadline; guarded by mu
 }
 
 // OnSend starts the call's clock: the call is made now (T1). It runs on the
@@ -84,7 +87,7 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	e.Ctx = ctx
 	e.Ref() // the heap's reference
 	b.mu.Lock()
-	b.heap.push(f)
+	b.heap.Push(f)
 	if f.Index == 0 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins (T2).
@@ -99,7 +102,7 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 	b.mu.Lock()
 	mine := f.Index >= 0
 	if mine {
-		b.heap.remove(f.Index)
+		b.heap.Remove(f.Index)
 	}
 	b.mu.Unlock()
 	ctx := f.Aux.(*callCtx)
@@ -123,17 +126,17 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 	now := time.Now()
 	for {
 		b.mu.Lock()
-		if len(b.heap) == 0 {
+		if b.heap.Len() == 0 {
 			b.mu.Unlock()
 			return
 		}
-		f := b.heap[0]
+		f := b.heap.Min()
 		if !f.Deadline.Before(now) {
 			b.alarm.Set(f.Deadline.Add(time.Nanosecond))
 			b.mu.Unlock()
 			return
 		}
-		b.heap.remove(0)
+		b.heap.Remove(0)
 		b.mu.Unlock()
 		b.expire(f, b.err)
 	}
@@ -155,7 +158,7 @@ func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err error) {
 func (b *behavior[Req, Res]) Idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.heap) == 0
+	return b.heap.Len() == 0
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
@@ -167,11 +170,11 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	for {
 		b.mu.Lock()
-		if len(b.heap) == 0 {
+		if b.heap.Len() == 0 {
 			b.mu.Unlock()
 			return
 		}
-		f := b.heap.remove(0)
+		f := b.heap.Remove(0)
 		b.mu.Unlock()
 		b.expire(f, err)
 	}

@@ -91,7 +91,7 @@ func TestT2_ResponseAndDeadlineBothReadyResponseWins(t *testing.T) {
 			takes time.Duration
 			win   bool
 		}{
-			{time.Second, true},                    // ready at the deadline itself
+			{time.Second, true},                      // ready at the deadline itself
 			{time.Second + 2*time.Nanosecond, false}, // after the expiry check
 		} {
 			f := actors.Func(func(ctx context.Context, v int) (int, error) {
