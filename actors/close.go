@@ -31,7 +31,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	s.mb.PostControl(abortMsg)
+	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done
 	return ctx.Err()
 }
@@ -121,9 +121,9 @@ func (s *Stage[Req, Res]) dropped(msg any, err error) {
 			s.mb.Free() // never taken, so its slot's frame was never pushed
 		}
 		s.Answer(m, err)
-	case *grantMsg:
+	case *grantMsg[Req, Res]:
 		if m.err == nil {
-			s.inner.Unreserve()
+			m.inner.Unreserve()
 		}
 	case *closeMsg, *parkedCtxDone:
 	default:

@@ -1,6 +1,10 @@
 package actors
 
-import "context"
+import (
+	"context"
+
+	"github.com/troupe-go/troupe/mailbox"
+)
 
 // Forward hands e, which the stage holds, on to the inner service. When the
 // inner service is ready the request goes at once and the stage's slot is
@@ -62,24 +66,34 @@ func (s *Stage[Req, Res]) unpark() *Envelope[Req, Res] {
 	return e
 }
 
-// granted is the waiter's callback: it runs on the goroutine that freed a
-// unit of the inner service, so it only posts.
-func (s *Stage[Req, Res]) granted(err error) {
-	if err == nil {
-		s.mb.PostControl(s.grant)
-		return
-	}
-	s.mb.PostControl(&grantMsg{err: err})
+// newWaiter returns a waiter for inner and the grant message it posts. Its
+// callback runs on the goroutine that freed a unit of inner, so it only
+// posts.
+func (s *Stage[Req, Res]) newWaiter(in Inner[Req, Res]) (*mailbox.Waiter, *grantMsg[Req, Res]) {
+	ok := &grantMsg[Req, Res]{inner: in}
+	return mailbox.NewWaiter(func(err error) {
+		if err == nil {
+			s.mb.PostControl(ok)
+			return
+		}
+		s.mb.PostControl(&grantMsg[Req, Res]{inner: in, err: err})
+	}), ok
 }
 
-func (s *Stage[Req, Res]) onGrant(m *grantMsg) {
+func (s *Stage[Req, Res]) onGrant(m *grantMsg[Req, Res]) {
+	if m.inner != s.inner { // from an inner service replaced since (SetInner)
+		if m.err == nil {
+			m.inner.Unreserve()
+		}
+		return
+	}
 	e := s.unpark()
 	switch {
 	case e == nil:
 		// The parked request left (restart, close) after its grant was
 		// decided: give the unit back.
 		if m.err == nil {
-			s.inner.Unreserve()
+			m.inner.Unreserve()
 		}
 	case m.err != nil:
 		s.innerBroken(e, m.err)
@@ -128,3 +142,48 @@ func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 // behaviors that reserve on the inner service themselves (Retry). Actor
 // goroutine only.
 func (s *Stage[Req, Res]) Break(err error) { s.abort(s.closedError(err)) }
+
+// AnswerParked answers the request parked for the inner service with err,
+// if there is one, and reports whether there was. Reconnect answers the
+// request that waited for a connection that failed. Actor goroutine only.
+func (s *Stage[Req, Res]) AnswerParked(err error) bool {
+	if s.parked == nil {
+		return false
+	}
+	s.dropParked(err)
+	return true
+}
+
+// SetInner replaces the inner service (Reconnect: a new connection). A
+// request parked for the old one waits for the new one instead; a unit the
+// old one grants too late is given back to it. Actor goroutine only.
+func (s *Stage[Req, Res]) SetInner(in Inner[Req, Res]) {
+	old := s.inner
+	if old == in {
+		return
+	}
+	parked := s.parked != nil
+	if parked {
+		// If the grant is on its way, its message names the old inner
+		// service, and onGrant gives the unit back to it.
+		old.CancelWait(s.waiter)
+	}
+	s.inner = in
+	s.waiter, s.grant = s.newWaiter(in)
+	if parked {
+		e := s.unpark()
+		s.park(e)
+	}
+}
+
+// Escalate reports a failure of the stage to its host's supervisor, as a
+// panic would, without panicking: the mailbox is suspended and the host's
+// Strategy decides to restart the stage (after a delay, perhaps) or stop it.
+// The requests the stage holds then get a *troupe.RestartError or a
+// *troupe.ClosedError wrapping err. Actor goroutine only.
+func (s *Stage[Req, Res]) Escalate(err error) {
+	s.failure = err
+	if sup, ok := s.ctx.(interface{ EscalateFailure(reason, msg any) }); ok {
+		sup.EscalateFailure(err, nil)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -19,8 +20,9 @@ type Host struct {
 	strategy Strategy
 
 	mu     sync.Mutex
-	stages []stopper // in spawn order (innermost first); guarded by mu
-	closed bool      // guarded by mu
+	stages []stopper                  // in spawn order (innermost first); guarded by mu
+	closed bool                       // guarded by mu
+	timers map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
 }
 
 // stopper is a spawned stage, as its host sees it.
@@ -100,6 +102,10 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.closed = true
 	stages := h.stages
+	for _, t := range h.timers {
+		t.Stop()
+	}
+	h.timers = nil
 	h.mu.Unlock()
 	var errs []error
 	for i := len(stages) - 1; i >= 0; i-- {
@@ -114,6 +120,10 @@ func (h *Host) Close(ctx context.Context) error {
 // stopReq asks the supervisor actor to stop itself; done is closed once it
 // has stopped.
 type stopReq struct{ done chan struct{} }
+
+// restartReq asks the supervisor actor to restart a child whose restart was
+// delayed.
+type restartReq struct{ child *actor.PID }
 
 // supervisorActor is a Host's actor: it spawns children on request and,
 // being a SupervisorStrategy itself, decides their fate when they fail.
@@ -135,6 +145,13 @@ func (a *supervisorActor) Receive(c actor.Context) {
 		if len(c.Children()) == 0 {
 			c.Stop(c.Self())
 		}
+	case *restartReq:
+		for _, pid := range c.Children() {
+			if sup, ok := c.(actor.Supervisor); ok && pid.Equal(m.child) { // not stopped meanwhile
+				sup.RestartChildren(pid)
+				break
+			}
+		}
 	case *actor.Terminated:
 		if a.done != nil && len(c.Children()) == 0 {
 			c.Stop(c.Self())
@@ -149,9 +166,34 @@ func (a *supervisorActor) Receive(c actor.Context) {
 // HandleFailure implements actor.SupervisorStrategy for the host's children.
 func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
 	rs.Fail()
-	if a.h.strategy.Decide(child, rs, reason) == Restart {
+	d := a.h.strategy.Decide(child, rs, reason)
+	switch {
+	case d.Directive != Restart:
+		sup.StopChildren(child)
+	case d.Delay <= 0:
 		sup.RestartChildren(child)
+	default:
+		a.h.restartLater(child, d.Delay)
+	}
+}
+
+// restartLater restarts child after d, unless the host closes first.
+func (h *Host) restartLater(child *actor.PID, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
 		return
 	}
-	sup.StopChildren(child)
+	if h.timers == nil {
+		h.timers = map[*actor.PID]*time.Timer{}
+	}
+	h.timers[child] = time.AfterFunc(d, func() {
+		h.mu.Lock()
+		_, live := h.timers[child]
+		delete(h.timers, child)
+		h.mu.Unlock()
+		if live {
+			h.sys.as.Root.Send(h.pid, &restartReq{child: child})
+		}
+	})
 }

@@ -99,8 +99,8 @@ type Stage[Req, Res any] struct {
 	// Parking (SPEC ACT3): the request waiting for the inner service.
 	parked     *Envelope[Req, Res] // actor
 	paused     bool                // actor; the behavior asked to take no requests
-	waiter     *mailbox.Waiter     // made once; its grant is posted as grant
-	grant      *grantMsg           // reused: one grant outstanding at a time
+	waiter     *mailbox.Waiter     // actor; waits on inner, posts grant (see newWaiter)
+	grant      *grantMsg[Req, Res] // actor; reused: one grant outstanding at a time
 	parkedDone *parkedCtxDone      // reused: one parked request at a time
 	watchFn    func()              // made once: posts parkedDone
 	ctx        actor.Context       // actor; the context of the message in hand
@@ -121,8 +121,11 @@ const (
 	aborting
 )
 
-// grantMsg carries the outcome of a ReserveAsync on the inner service.
-type grantMsg struct{ err error }
+// grantMsg carries the outcome of a ReserveAsync on inner.
+type grantMsg[Req, Res any] struct {
+	inner Inner[Req, Res]
+	err   error
+}
 
 // parkedCtxDone says the parked request's context may have ended.
 type parkedCtxDone struct{}
@@ -149,7 +152,6 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		beh:        beh,
 		hold:       cfg.HoldUntilOutcome,
 		roots:      rootPool[Req, Res](),
-		grant:      &grantMsg{},
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
 	}
@@ -159,7 +161,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	}
 	s.mb = mb
 	s.send, _ = beh.(SendHook[Req, Res])
-	s.waiter = mailbox.NewWaiter(s.granted)
+	s.waiter, s.grant = s.newWaiter(s.inner)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
 	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))
 	pid, err := host.spawn(props, cfg.Name, s)
@@ -207,7 +209,7 @@ func (a *stageActor[Req, Res]) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *Envelope[Req, Res]:
 		s.onRequest(m)
-	case *grantMsg:
+	case *grantMsg[Req, Res]:
 		s.onGrant(m)
 	case *parkedCtxDone:
 		s.onParkedCtxDone()

@@ -18,12 +18,20 @@ const (
 	Stop
 )
 
+// Decision is a Strategy's verdict on one failure.
+type Decision struct {
+	Directive Directive
+	// Delay postpones a Restart: the stage stays suspended meanwhile (its
+	// queue waits; callers' contexts still bound their waits).
+	Delay time.Duration
+}
+
 // Strategy decides the fate of a host's failed stages. Decide runs on the
 // host's supervisor actor; it must not block.
 type Strategy interface {
 	// Decide is told about a failure of child; rs holds the child's failure
 	// times, this one included.
-	Decide(child *actor.PID, rs *actor.RestartStatistics, reason any) Directive
+	Decide(child *actor.PID, rs *actor.RestartStatistics, reason any) Decision
 }
 
 // intensity restarts a stage unless it failed more than max times within
@@ -33,15 +41,16 @@ type intensity struct {
 	window time.Duration
 }
 
-func (s intensity) Decide(_ *actor.PID, rs *actor.RestartStatistics, _ any) Directive {
+func (s intensity) Decide(_ *actor.PID, rs *actor.RestartStatistics, _ any) Decision {
 	if rs.NumberOfFailures(s.window) > s.max {
-		return Stop
+		return Decision{Directive: Stop}
 	}
-	return Restart
+	return Decision{Directive: Restart}
 }
 
-// Intensity returns a Strategy that restarts a failed stage unless it failed
-// more than max times within window, and stops it then.
+// Intensity returns a Strategy that restarts a failed stage at once, unless
+// it failed more than max times within window, and stops it then. Package
+// supervisor has strategies with backoff.
 func Intensity(max int, window time.Duration) Strategy { return intensity{max: max, window: window} }
 
 // DefaultStrategy is the root host's: restart, unless a stage failed more

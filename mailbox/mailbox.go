@@ -34,7 +34,7 @@ type Mailbox struct {
 	q   queues
 
 	// Counts of queued messages: written under q.mu, read by the idle check.
-	nsys, nctl, nuser atomic.Int32
+	nsys, nurg, nctl, nuser atomic.Int32
 
 	state   atomic.Int32  // loop*; see schedule and park
 	wake    chan struct{} // one token per parked -> running transition
@@ -142,6 +142,23 @@ func (m *Mailbox) PostControl(msg any) {
 	m.schedule()
 }
 
+// PostUrgent queues a control message that is delivered even while the
+// actor is suspended by its supervisor (awaiting a delayed restart), ahead
+// of other control messages: a stage's Close uses it to reach a failed
+// stage. After the actor stopped it goes to the OnDropped function.
+func (m *Mailbox) PostUrgent(msg any) {
+	m.q.mu.Lock()
+	if m.q.stopped {
+		m.q.mu.Unlock()
+		m.drop(msg, m.stopError())
+		return
+	}
+	m.q.urgent.push(msg)
+	m.nurg.Add(1)
+	m.q.mu.Unlock()
+	m.schedule()
+}
+
 // PostUserMessage implements actor.Mailbox. Messages sent through a PID
 // bypass reservations, so they are queued as control messages: no capacity
 // is spent and none is checked.
@@ -188,8 +205,10 @@ func (m *Mailbox) Stop() {
 	for m.q.user.size > 0 {
 		msgs = append(msgs, m.q.user.pop())
 	}
+	msgs = append(msgs, m.q.urgent.drain()...)
 	msgs = append(msgs, m.q.control.drain()...)
 	m.q.system.drain()
+	m.nurg.Store(0)
 	m.nuser.Store(0)
 	m.nctl.Store(0)
 	m.nsys.Store(0)
@@ -233,16 +252,16 @@ func (m *Mailbox) schedule() {
 	}
 }
 
-// hasWork reports whether the run loop has a message it may process now.
-// Run-loop goroutine only.
-func (m *Mailbox) hasWork() bool {
-	if m.nsys.Load() > 0 {
+// hasWork reports whether the run loop has a message it may process now,
+// given whether it is suspended and whether user messages are paused.
+func (m *Mailbox) hasWork(suspended, userPaused bool) bool {
+	if m.nsys.Load() > 0 || m.nurg.Load() > 0 {
 		return true
 	}
-	if m.suspended {
+	if suspended {
 		return false
 	}
-	return m.nctl.Load() > 0 || (!m.userPaused && m.nuser.Load() > 0)
+	return m.nctl.Load() > 0 || (!userPaused && m.nuser.Load() > 0)
 }
 
 // run is the actor's goroutine: it processes messages until there are none,
@@ -266,9 +285,13 @@ func (m *Mailbox) run() {
 // idle waits for work after a spin; it reports true when the goroutine
 // should exit instead.
 func (m *Mailbox) idle() bool {
+	// The flags are the actor's: read them now. Once the state says idle or
+	// parked, a poster may hand the actor to another goroutine, and this one
+	// must touch nothing of the actor's any more.
+	suspended, paused := m.suspended, m.userPaused
 	for range m.spin {
 		runtime.Gosched()
-		if m.hasWork() {
+		if m.hasWork(suspended, paused) {
 			return false
 		}
 	}
@@ -277,7 +300,7 @@ func (m *Mailbox) idle() bool {
 		next = loopIdle // spawned but never used: hold no goroutine
 	}
 	m.state.Store(next)
-	if m.hasWork() && m.state.CompareAndSwap(next, loopRunning) {
+	if m.hasWork(suspended, paused) && m.state.CompareAndSwap(next, loopRunning) {
 		return false
 	}
 	if next == loopIdle {
@@ -305,7 +328,12 @@ func (m *Mailbox) next() (any, int) {
 	case m.q.system.len() > 0:
 		m.nsys.Add(-1)
 		return m.q.system.pop(), kindSystem
-	case m.suspended || m.q.stopped:
+	case m.q.stopped:
+		return nil, kindNone
+	case m.q.urgent.len() > 0:
+		m.nurg.Add(-1)
+		return m.q.urgent.pop(), kindControl
+	case m.suspended:
 		return nil, kindNone
 	case m.q.control.len() > 0:
 		m.nctl.Add(-1)

@@ -56,6 +56,7 @@ func (f *fifo) drain() []any {
 type queues struct {
 	mu      sync.Mutex
 	system  fifo // guarded by mu
+	urgent  fifo // guarded by mu; control messages that pass a suspension
 	control fifo // guarded by mu
 	user    ring // guarded by mu
 	stopped bool // guarded by mu; once set, nothing more is queued
