@@ -187,3 +187,7 @@ func (s *Stage[Req, Res]) Escalate(err error) {
 		sup.EscalateFailure(err, nil)
 	}
 }
+
+// Parked reports whether a request waits in the stage for the inner
+// service's readiness. Actor goroutine only.
+func (s *Stage[Req, Res]) Parked() bool { return s.parked != nil }

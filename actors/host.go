@@ -197,3 +197,16 @@ func (h *Host) restartLater(child *actor.PID, d time.Duration) {
 		}
 	})
 }
+
+// SpawnActor starts an actor of a stage package's own (Reconnect's
+// connection actor) as a child of h's supervisor actor, so that h's Strategy
+// governs it; st is closed with the host. Call Forget when it stops on its
+// own.
+func (h *Host) SpawnActor(props *actor.Props, name string, st interface {
+	Close(context.Context) error
+}) (*actor.PID, error) {
+	return h.spawn(props, name, st)
+}
+
+// Forget removes st from the things h closes.
+func (h *Host) Forget(st interface{ Close(context.Context) error }) { h.forget(st) }

@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages/retry/backoff"
+)
+
+// ErrFailed is matched by Pipeline.Err once a stage of the pipeline failed
+// more often than the strategy allows and was stopped: the pipeline stopped
+// retrying. The error is a *FailedError.
+var ErrFailed = errors.New("supervisor: pipeline failed")
+
+// FailedError says which pipeline failed for good, and why.
+type FailedError struct {
+	Pipeline string
+	Cause    any // the last failure's reason: an error or a panic value
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("supervisor: pipeline %s failed: %v", e.Pipeline, e.Cause)
+}
+
+// Is reports whether target is ErrFailed.
+func (e *FailedError) Is(target error) bool { return target == ErrFailed }
+
+// Unwrap returns the cause when it is an error.
+func (e *FailedError) Unwrap() error {
+	err, _ := e.Cause.(error)
+	return err
+}
+
+// Build builds a pipeline's stack in host h: usually a troupe.Builder's
+// Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
+type Build[Req, Res any] func(h troupe.Host) (troupe.Service[Req, Res], error)
+
+// Option configures a Pipeline.
+type Option func(*config)
+
+type config struct {
+	delays      backoff.Exponential
+	maxRestarts int
+	window      time.Duration
+}
+
+// WithBackoff sets the pipeline's restart delays and intensity: more than
+// maxRestarts failures of one stage within window stop it.
+func WithBackoff(delays backoff.Exponential, maxRestarts int, window time.Duration) Option {
+	return func(c *config) { c.delays, c.maxRestarts, c.window = delays, maxRestarts, window }
+}
+
+// Pipeline is one supervised pipeline: a host of its own and the stack
+// built in it. It is a troupe.Service and a troupe.Closer, safe for
+// concurrent use.
+type Pipeline[Req, Res any] struct {
+	troupe.Service[Req, Res]
+	name     string
+	host     *actors.Host
+	strategy *Backoff
+
+	mu     sync.Mutex
+	err    error         // set once, when a stage is stopped for failing; guarded by mu
+	failed chan struct{} // closed with err
+}
+
+// New starts a pipeline named name in sys: a host with the pipeline's
+// strategy, and the stack build makes in it.
+func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], opts ...Option) (*Pipeline[Req, Res], error) {
+	c := config{delays: backoff.GRPC(), maxRestarts: 10, window: time.Minute}
+	for _, o := range opts {
+		o(&c)
+	}
+	strategy, err := NewBackoff(c.delays, c.maxRestarts, c.window)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline[Req, Res]{name: name, strategy: strategy, failed: make(chan struct{})}
+	strategy.onStop = p.fail
+	host, err := sys.NewHost(name, strategy)
+	if err != nil {
+		return nil, err
+	}
+	p.host = host
+	svc, err := build(host)
+	if err != nil {
+		_ = host.Close(context.Background())
+		return nil, fmt.Errorf("supervisor: building pipeline %s: %w", name, err)
+	}
+	p.Service = svc
+	return p, nil
+}
+
+func (p *Pipeline[Req, Res]) fail(_ *actor.PID, reason any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = &FailedError{Pipeline: p.name, Cause: reason}
+		close(p.failed)
+	}
+}
+
+// Name returns the pipeline's name.
+func (p *Pipeline[Req, Res]) Name() string { return p.name }
+
+// ActorsHost returns the pipeline's host (troupe.Host for layers).
+func (p *Pipeline[Req, Res]) ActorsHost() *actors.Host { return p.host }
+
+// TroupeHost marks a Pipeline as a troupe.Host: layers built with it spawn
+// their stages in the pipeline's host.
+func (p *Pipeline[Req, Res]) TroupeHost() {}
+
+// Failed is closed when the pipeline failed for good (see Err).
+func (p *Pipeline[Req, Res]) Failed() <-chan struct{} { return p.failed }
+
+// Err returns nil, or the *FailedError of a pipeline that failed for good.
+func (p *Pipeline[Req, Res]) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Stats counts what the pipeline's supervisor decided.
+type Stats struct {
+	Restarts int64 // stage restarts
+	Stops    int64 // stages stopped for failing too often
+}
+
+// Stats returns the pipeline's counters.
+func (p *Pipeline[Req, Res]) Stats() Stats {
+	return Stats{Restarts: p.strategy.Restarts(), Stops: p.strategy.Stops()}
+}
+
+// Close closes the pipeline's stages, outermost first, then its host; see
+// troupe.Closer.
+func (p *Pipeline[Req, Res]) Close(ctx context.Context) error { return p.host.Close(ctx) }
