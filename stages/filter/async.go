@@ -1,0 +1,194 @@
+package filter
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// AsyncFilter is a running filter stage with an asynchronous check: a
+// troupe.Service and a troupe.Closer. It is safe for concurrent use.
+type AsyncFilter[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+	b *asyncBehavior[Req, Res]
+}
+
+// NewAsync spawns an asynchronous filter stage over inner, in host h (nil
+// means the default system). check returns the request to hand on, or an
+// error to reject it with; it runs on a goroutine of its own, may wait, and
+// must honour its context (see the package documentation).
+func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check func(ctx context.Context, req Req) (Req, error), opts ...Option) (*AsyncFilter[Req, Res], error) {
+	if check == nil {
+		return nil, ErrNilCheck
+	}
+	cfg, err := config("asyncfilter", opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &asyncBehavior[Req, Res]{check: check, pending: map[*checkMsg[Req, Res]]struct{}{}}
+	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
+	if err != nil {
+		return nil, errors.Join(errors.New("asyncfilter: spawn"), err)
+	}
+	return &AsyncFilter[Req, Res]{Stage: st, b: b}, nil
+}
+
+// AsyncLayer returns a layer that puts an AsyncFilter with check over the
+// service inside it.
+func AsyncLayer[Req, Res any](check func(ctx context.Context, req Req) (Req, error), opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return NewAsync(h, inner, check, opts...)
+	})
+}
+
+// Checking reports how many requests the stage holds while their checks
+// run.
+func (f *AsyncFilter[Req, Res]) Checking() int { return int(f.b.running.Load()) }
+
+// asyncBehavior starts a check for each request the stage takes and acts on
+// the result the check posts back.
+//
+// NOTE: a request whose check passed is not forwarded from Control: the
+// stage may be parked on its inner service (it parks one request at a
+// time, actors/forward.go), and several checks may pass meanwhile. It is
+// put back in the stage's own mailbox instead (it still holds its slot, so
+// there is room), marked by its context, and forwarded when the stage takes
+// it again, in order with the stage's other requests.
+type asyncBehavior[Req, Res any] struct {
+	check func(context.Context, Req) (Req, error) // never changed
+
+	pending map[*checkMsg[Req, Res]]struct{} // checks running; owned by the actor
+	running atomic.Int32                     // checks running and not yet claimed
+}
+
+// checkMsg is one request under check. The stage makes it when it takes the
+// request; the check's goroutine writes the result and posts it back as a
+// control message. Once the check passed, it also stands in as the
+// request's context while the request waits in the mailbox again: its
+// embedded Context is the request's own.
+type checkMsg[Req, Res any] struct {
+	context.Context // the request's context; never changed
+
+	b      *asyncBehavior[Req, Res] // never changed
+	s      *actors.Stage[Req, Res]  // never changed
+	e      *actors.Envelope[Req, Res]
+	cancel context.CancelFunc // ends the check's context; never changed
+
+	// Written by the check's goroutine before it posts m; read by the actor
+	// after it receives m.
+	req Req
+	err error
+
+	// claimed is set by whichever of Control, Fail or Dropped answers or
+	// forwards the request: exactly one does.
+	claimed atomic.Bool
+}
+
+// Request starts the check of a new request, or forwards a request whose
+// check passed (F2).
+func (b *asyncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+	if m, ok := e.Ctx.(*checkMsg[Req, Res]); ok && m.b == b {
+		e.Ctx = m.Context
+		s.Forward(e)
+		return
+	}
+	ctx, cancel := context.WithCancel(e.Ctx)
+	m := &checkMsg[Req, Res]{Context: e.Ctx, b: b, s: s, e: e, cancel: cancel}
+	b.pending[m] = struct{}{}
+	b.running.Add(1)
+	go m.run(ctx, e.Req)
+}
+
+// run is the check's goroutine.
+func (m *checkMsg[Req, Res]) run(ctx context.Context, req Req) {
+	m.req, m.err = runCheck(m.b.check, ctx, req)
+	m.cancel()
+	m.s.PostControl(m)
+}
+
+func runCheck[Req any](check func(context.Context, Req) (Req, error), ctx context.Context, in Req) (out Req, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &troupe.PanicError{Where: "asyncfilter check", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	out, err = check(ctx, in)
+	if err != nil {
+		err = &RejectedError{Err: err}
+	}
+	return out, err
+}
+
+// claim reports whether the caller is the one to act on m's request.
+func (b *asyncBehavior[Req, Res]) claim(m *checkMsg[Req, Res]) bool {
+	if !m.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	b.running.Add(-1)
+	return true
+}
+
+// Control acts on a check's result: the request is answered, or put back in
+// the mailbox to be forwarded (see the NOTE on asyncBehavior). A result
+// that comes after Fail answered the request is ignored.
+func (b *asyncBehavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
+	m, ok := msg.(*checkMsg[Req, Res])
+	if !ok || m.b != b {
+		return
+	}
+	delete(b.pending, m)
+	if !b.claim(m) {
+		return
+	}
+	e := m.e
+	m.e = nil
+	switch {
+	case m.Context.Err() != nil:
+		s.Answer(e, m.Context.Err()) // the caller gave up during the check
+	case m.err != nil:
+		s.Answer(e, m.err)
+	default:
+		e.Req, e.Ctx = m.req, m
+		if err := s.Mailbox().Post(e); err != nil {
+			// The stage stopped: Post freed the slot; answer e ourselves.
+			e.Ctx = m.Context
+			var zero Res
+			e.Answer(zero, err)
+		}
+	}
+}
+
+// Fail answers every request under check with err and cancels its check:
+// the stage is restarting or stopping.
+func (b *asyncBehavior[Req, Res]) Fail(s *actors.Stage[Req, Res], err error) {
+	for m := range b.pending {
+		delete(b.pending, m)
+		m.cancel()
+		if b.claim(m) {
+			e := m.e
+			m.e = nil
+			s.Answer(e, err)
+		}
+	}
+}
+
+// Idle reports whether no check is running: a closing stage waits for them.
+func (b *asyncBehavior[Req, Res]) Idle() bool { return b.running.Load() == 0 }
+
+// Dropped answers the request of a result the stopped stage will never
+// process, unless Fail answered it already (it runs first when the stage
+// stops, so this is a safety net).
+func (b *asyncBehavior[Req, Res]) Dropped(msg any, err error) {
+	m, ok := msg.(*checkMsg[Req, Res])
+	if !ok || m.b != b || !b.claim(m) {
+		return
+	}
+	m.cancel()
+	e := m.e
+	m.e = nil
+	m.s.Answer(e, err)
+}

@@ -1,0 +1,36 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe/actors"
+)
+
+// ErrRejected is matched by the outcome of every request a filter rejected.
+var ErrRejected = errors.New("filter: request rejected")
+
+// ErrNilCheck is returned by the constructors for a nil predicate or check;
+// it matches actors.ErrBadConfig.
+var ErrNilCheck = fmt.Errorf("%w: filter predicate or check is nil", actors.ErrBadConfig)
+
+// ErrBadCapacity is returned for a capacity below 1; it matches
+// actors.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: filter capacity must be at least 1", actors.ErrBadConfig)
+
+// RejectedError is the outcome of a request a filter rejected (SPEC F1). It
+// matches ErrRejected and unwraps to the error the predicate or check
+// returned. It is never changed once made, so it is safe for concurrent
+// use.
+type RejectedError struct {
+	// Err is the predicate's or check's error.
+	Err error
+}
+
+func (e *RejectedError) Error() string { return "filter: request rejected: " + e.Err.Error() }
+
+// Is reports whether target is ErrRejected.
+func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
+
+// Unwrap returns the predicate's or check's error.
+func (e *RejectedError) Unwrap() error { return e.Err }

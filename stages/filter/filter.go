@@ -1,0 +1,92 @@
+package filter
+
+import (
+	"errors"
+	"runtime/debug"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// Filter is a running filter stage with a synchronous predicate: a
+// troupe.Service and a troupe.Closer. It is safe for concurrent use.
+type Filter[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+}
+
+// Option configures a Filter or an AsyncFilter.
+type Option func(*actors.Config)
+
+// Capacity sets the number of slots of the stage's mailbox (default 64). For
+// an AsyncFilter it also bounds the checks running at once.
+func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+
+func config(name string, opts []Option) (actors.Config, error) {
+	cfg := actors.Config{Name: name, Capacity: 64}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.Capacity < 1 {
+		return cfg, ErrBadCapacity
+	}
+	return cfg, nil
+}
+
+// NewFilter spawns a filter stage over inner, in host h (nil means the
+// default system). predicate returns the request to hand on, or an error to
+// reject it with; it runs on the stage's actor and must not block.
+func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], predicate func(Req) (Req, error), opts ...Option) (*Filter[Req, Res], error) {
+	if predicate == nil {
+		return nil, ErrNilCheck
+	}
+	cfg, err := config("filter", opts)
+	if err != nil {
+		return nil, err
+	}
+	st, err := actors.Spawn[Req, Res](h, cfg, inner, &syncBehavior[Req, Res]{pred: predicate})
+	if err != nil {
+		return nil, errors.Join(errors.New("filter: spawn"), err)
+	}
+	return &Filter[Req, Res]{st}, nil
+}
+
+// Layer returns a layer that puts a Filter with predicate over the service
+// inside it.
+func Layer[Req, Res any](predicate func(Req) (Req, error), opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return NewFilter(h, inner, predicate, opts...)
+	})
+}
+
+// syncBehavior runs the predicate on each request the stage takes. It has
+// no state of its own.
+type syncBehavior[Req, Res any] struct {
+	actors.Passthrough[Req, Res]
+	pred func(Req) (Req, error) // never changed
+}
+
+// Request checks e and forwards it, rewritten, or answers it (F1, F3).
+func (b *syncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+	req, err := runPredicate(b.pred, e.Req)
+	if err != nil {
+		s.Answer(e, err)
+		return
+	}
+	e.Req = req
+	s.Forward(e)
+}
+
+// runPredicate runs pred, turning a rejection into a *RejectedError and a
+// panic into a *troupe.PanicError.
+func runPredicate[Req any](pred func(Req) (Req, error), in Req) (out Req, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &troupe.PanicError{Where: "filter predicate", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	out, err = pred(in)
+	if err != nil {
+		err = &RejectedError{Err: err}
+	}
+	return out, err
+}

@@ -1,0 +1,17 @@
+package loadshed
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe/actors"
+)
+
+// ErrOverloaded is the outcome of a call shed because the service below the
+// LoadShed stage was not ready (SPEC LS2). It is returned as is, so
+// errors.Is(err, ErrOverloaded) and err == ErrOverloaded both hold.
+var ErrOverloaded = errors.New("loadshed: service overloaded")
+
+// ErrBadCapacity is returned for a capacity below 1; it matches
+// actors.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: loadshed capacity must be at least 1", actors.ErrBadConfig)

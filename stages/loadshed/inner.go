@@ -1,0 +1,48 @@
+package loadshed
+
+import (
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// The actors.Inner side of a LoadShed, used by the stage outside it. A
+// LoadShed is always ready there too: a unit is "reserved" without taking
+// anything, and Send decides, without waiting, whether the request enters
+// the stage or is shed. NOTE: Send relies on actors.Stage.Send expecting a
+// slot reserved in the stage's mailbox (actors/handle.go).
+
+// TryReserve reports ready without taking a slot; once the stage is closed
+// it returns the close error, so the outer stage stops using it (CORE7).
+func (l *LoadShed[Req, Res]) TryReserve() (bool, error) {
+	if l.Mailbox().Closed() {
+		return false, l.Mailbox().CloseErr()
+	}
+	return true, nil
+}
+
+// ReserveAsync is TryReserve: a LoadShed never puts a waiter in line.
+func (l *LoadShed[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return l.TryReserve() }
+
+// CancelWait reports false: no waiter is ever in line.
+func (l *LoadShed[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
+
+// Unreserve does nothing: TryReserve took nothing.
+func (l *LoadShed[Req, Res]) Unreserve() {}
+
+// Send takes a slot in the stage without waiting and sends e into it, or,
+// when the stage is full, answers e with ErrOverloaded at once (LS2); once
+// the stage is closed, e is answered with the close error.
+func (l *LoadShed[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
+	ok, err := l.Mailbox().TryReserve()
+	if ok {
+		l.Stage.Send(e)
+		return
+	}
+	if err == nil {
+		err = ErrOverloaded
+	}
+	var zero Res
+	e.Answer(zero, err)
+}
+
+var _ actors.Inner[int, int] = (*LoadShed[int, int])(nil)

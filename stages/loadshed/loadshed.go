@@ -1,0 +1,88 @@
+package loadshed
+
+import (
+	"context"
+	"errors"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// DefaultCapacity is the capacity of a LoadShed's mailbox unless Capacity
+// says otherwise: one request may wait for the inner service's readiness.
+const DefaultCapacity = 1
+
+// LoadShed is a running load-shedding stage: a troupe.Service, a
+// troupe.Closer, and an actors.Inner that is always ready to the stage
+// outside it. It is safe for concurrent use.
+type LoadShed[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+	permits troupe.PermitSource[Req, Res] // ordinary permits: a slot of the stage
+	shed    troupe.PermitSource[Req, Res] // overloaded permits: no slot
+}
+
+// Option configures a LoadShed.
+type Option func(*actors.Config)
+
+// Capacity sets the number of slots of the stage's mailbox (default 1): how
+// many requests may wait in the stage for the inner service's readiness
+// before calls are shed.
+func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+
+// New spawns a load-shedding stage over inner, in host h (nil means the
+// default system).
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*LoadShed[Req, Res], error) {
+	cfg := actors.Config{Name: "loadshed", Capacity: DefaultCapacity}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.Capacity < 1 {
+		return nil, ErrBadCapacity
+	}
+	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
+	if err != nil {
+		return nil, errors.Join(errors.New("loadshed: spawn"), err)
+	}
+	return &LoadShed[Req, Res]{Stage: st}, nil
+}
+
+// Layer returns a layer that puts a LoadShed over the service inside it.
+func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, opts...)
+	})
+}
+
+// Reserve returns a permit at once, never waiting (SPEC LS1): an ordinary
+// permit when the stage has a free slot, otherwise one whose Call returns
+// ErrOverloaded without touching the inner service (LS2). It returns ctx's
+// error when ctx is already done, and the close error (a
+// *troupe.ClosedError, wrapping the inner service's readiness error when
+// that closed the stage) once the stage is closed; both hold nothing.
+func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ok, err := l.Mailbox().TryReserve()
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return l.permits.Issue(l.Stage), nil
+	default:
+		return l.shed.Issue(overloaded[Req, Res]{}), nil
+	}
+}
+
+// overloaded is the reservation of a permit issued while the stage was
+// full: it holds nothing.
+type overloaded[Req, Res any] struct{}
+
+// Call sheds the request (LS2).
+func (overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
+	var zero Res
+	return zero, ErrOverloaded
+}
+
+// Release does nothing: an overloaded permit holds no capacity.
+func (overloaded[Req, Res]) Release() {}

@@ -1,0 +1,64 @@
+package spawnready
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// ErrBadCapacity is returned for a capacity below 1; it matches
+// actors.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be at least 1", actors.ErrBadConfig)
+
+// SpawnReady is a running spawn-ready stage: a troupe.Service and a
+// troupe.Closer. It is safe for concurrent use.
+type SpawnReady[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+}
+
+// Option configures a SpawnReady.
+type Option func(*actors.Config)
+
+// Capacity sets the number of slots of the stage's mailbox (default 1): one
+// request waits for the background readiness wait, the others for a slot.
+func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+
+// New spawns a stage over inner, in host h (nil means the default system),
+// whose waits for inner's readiness each run on a goroutine of their own.
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*SpawnReady[Req, Res], error) {
+	cfg := actors.Config{Name: "spawnready", Capacity: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.Capacity < 1 {
+		return nil, ErrBadCapacity
+	}
+	if inner == nil {
+		return nil, errors.Join(actors.ErrBadConfig, errors.New("spawnready: nil inner service"))
+	}
+	st, err := actors.Spawn[Req, Res](h, cfg, plain[Req, Res]{inner}, actors.Passthrough[Req, Res]{})
+	if err != nil {
+		return nil, errors.Join(errors.New("spawnready: spawn"), err)
+	}
+	return &SpawnReady[Req, Res]{st}, nil
+}
+
+// Layer returns a layer that puts a SpawnReady over the service inside it.
+func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, opts...)
+	})
+}
+
+// plain hides every method of a service but Reserve, so that actors.Spawn
+// adapts it with actors.Adapt (a goroutine per readiness wait) even when
+// the service implements actors.Inner itself. NOTE: relies on actors.AsInner
+// choosing Adapt for a service without the Inner methods (actors/inner.go).
+type plain[Req, Res any] struct{ svc troupe.Service[Req, Res] }
+
+func (p plain[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
+	return p.svc.Reserve(ctx)
+}
