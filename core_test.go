@@ -172,7 +172,7 @@ func TestCORE5_CopyCarriesNoReservation(t *testing.T) {
 	// A copy of the handle shares the stage but holds no reservation: the
 	// only slot is still taken, so the copy cannot reserve it.
 	cp := *b
-	ok, err := cp.TryReserve()
+	ok, err := cp.Mailbox().TryReserve()
 	require.NoError(t, err)
 	assert.False(t, ok)
 

@@ -61,11 +61,20 @@ func TestL1_FirstLayerAddedIsOutermost(t *testing.T) {
 func TestL1_StagesStackInOrderAndCloseOutermostFirst(t *testing.T) {
 	sys := newSystem(t)
 	mock, h := troupetest.NewMock[int, int]()
-	st, err := troupe.NewBuilder[int, int]().Layer(buffer.Layer[int, int](1)).Layer(buffer.Layer[int, int](2)).Build(sys, mock)
+	var built []*buffer.Buffer[int, int] // in the order Build spawns them
+	capture := func(n int) troupe.Layer[int, int] {
+		return troupe.LayerFunc[int, int](func(h troupe.Host, inner troupe.Service[int, int]) (troupe.Service[int, int], error) {
+			b, err := buffer.New(h, inner, n)
+			built = append(built, b)
+			return b, err
+		})
+	}
+	st, err := troupe.NewBuilder[int, int]().Layer(capture(1)).Layer(capture(2)).Build(sys, mock)
 	require.NoError(t, err)
-	outer := st.Service.(*buffer.Buffer[int, int])
-	assert.Equal(t, 1, outer.Mailbox().Stats().Capacity, "the first layer added is the outermost")
-	inner := outer.Inner().(*buffer.Buffer[int, int])
+	require.Len(t, built, 2)
+	inner, outer := built[0], built[1] // the innermost is built first, over mock
+	assert.Same(t, outer, st.Service, "the first layer added is the outermost")
+	assert.Equal(t, 1, outer.Mailbox().Stats().Capacity)
 	assert.Equal(t, 2, inner.Mailbox().Stats().Capacity)
 
 	h.Allow(1)

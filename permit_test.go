@@ -18,14 +18,14 @@ func TestCORE4_ReleaseGivesCapacityBackAtOnce(t *testing.T) {
 	b, c := newBuffer(t, sys, 1)
 	p, err := b.Reserve(context.Background())
 	require.NoError(t, err)
-	ok, err := b.TryReserve()
+	ok, err := b.Mailbox().TryReserve()
 	require.NoError(t, err)
 	require.False(t, ok, "the only slot is reserved")
 	require.NoError(t, p.Release())
-	ok, err = b.TryReserve()
+	ok, err = b.Mailbox().TryReserve()
 	require.NoError(t, err)
 	assert.True(t, ok, "released capacity is available at once, without waiting")
-	b.Unreserve()
+	b.Mailbox().Free()
 	assert.Zero(t, c.calls.Load())
 }
 
@@ -60,7 +60,7 @@ func TestCORE4_DroppedPermitFreesStageSlot(t *testing.T) {
 	var gone atomic.Bool
 	for range 50 {
 		runtime.GC()
-		if ok, _ := b.TryReserve(); ok {
+		if ok, _ := b.Mailbox().TryReserve(); ok {
 			gone.Store(true)
 			close(free)
 			break
@@ -68,7 +68,7 @@ func TestCORE4_DroppedPermitFreesStageSlot(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the GC's cleanup goroutine needs a moment, not a synchronisation
 	}
 	require.True(t, gone.Load(), "the dropped permit's slot was never reclaimed")
-	b.Unreserve()
+	b.Mailbox().Free()
 }
 
 // waitGC runs the garbage collector until ch receives, or fails.

@@ -10,51 +10,70 @@ import (
 // Reserve waits for a free slot in the stage's mailbox and returns a permit
 // for it (troupe.Service). It honours ctx (SPEC CORE1); once the stage is
 // closed it returns a *troupe.ClosedError.
+//
+// A Stage has no call method: only the permit can call (CORE2). Its two
+// other sides, the permit's reservation and the Inner protocol the stage
+// outside it uses, are separate views of the same memory, so that neither
+// can be misused through the handle.
 func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	if err := s.mb.Reserve(ctx); err != nil {
 		return nil, err
 	}
-	return s.permits.Issue(s), nil
+	return s.Permit(), nil
 }
 
+// Permit issues a permit for a slot of the stage's mailbox that the caller
+// has already reserved (mailbox TryReserve or Reserve): for stage packages
+// that reserve their own way (LoadShed).
+func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
+	return s.permits.Issue((*reservation[Req, Res])(s))
+}
+
+// ActorsInner returns the stage's Inner side, for the stage outside it
+// (AsInner finds it).
+func (s *Stage[Req, Res]) ActorsInner() Inner[Req, Res] { return (*stageInner[Req, Res])(s) }
+
+// reservation is the stage seen by its permits (troupe.Reservation).
+type reservation[Req, Res any] Stage[Req, Res]
+
 // Call sends req with a reserved slot and waits for the outcome, running the
-// downstream call when it is handed back (troupe.Reservation). When ctx ends
-// first, Call returns ctx's error; the request is answered with it wherever
-// it is.
-func (s *Stage[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+// downstream call when it is handed back. When ctx ends first, Call returns
+// ctx's error; the request is answered with it wherever it is.
+func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+	s := (*Stage[Req, Res])(r)
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
 		return zero, err
 	}
 	e := newRoot[Req, Res](s.roots, ctx, req)
-	s.Send(e)
+	(*stageInner[Req, Res])(s).Send(e)
 	res, err := e.wait(ctx)
 	e.Unref()
 	return res, err
 }
 
-// Release gives a reserved slot back (troupe.Reservation).
-func (s *Stage[Req, Res]) Release() { s.mb.Free() }
+// Release gives a reserved slot back.
+func (r *reservation[Req, Res]) Release() { r.mb.Free() }
 
-// TryReserve implements Inner.
-func (s *Stage[Req, Res]) TryReserve() (bool, error) { return s.mb.TryReserve() }
+// stageInner is the stage seen by the stage outside it (Inner).
+type stageInner[Req, Res any] Stage[Req, Res]
 
-// ReserveAsync implements Inner.
-func (s *Stage[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
-	return s.mb.ReserveAsync(w)
+func (i *stageInner[Req, Res]) TryReserve() (bool, error) { return i.mb.TryReserve() }
+
+func (i *stageInner[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
+	return i.mb.ReserveAsync(w)
 }
 
-// CancelWait implements Inner.
-func (s *Stage[Req, Res]) CancelWait(w *mailbox.Waiter) bool { return s.mb.CancelWait(w) }
+func (i *stageInner[Req, Res]) CancelWait(w *mailbox.Waiter) bool { return i.mb.CancelWait(w) }
 
-// Unreserve implements Inner.
-func (s *Stage[Req, Res]) Unreserve() { s.mb.Free() }
+func (i *stageInner[Req, Res]) Unreserve() { i.mb.Free() }
 
-// Send posts e into a reserved slot (Inner). Once the stage is closed, e is
-// answered with the close error at once and the slot freed: nothing enters
-// a closed stage, not even with a unit reserved before the close.
-func (s *Stage[Req, Res]) Send(e *Envelope[Req, Res]) {
+// Send posts e into a reserved slot. Once the stage is closed, e is answered
+// with the close error at once and the slot freed: nothing enters a closed
+// stage, not even with a unit reserved before the close.
+func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) {
+	s := (*Stage[Req, Res])(i)
 	if s.mb.Closed() {
 		s.mb.Free()
 		var zero Res

@@ -30,9 +30,18 @@ type Inner[Req, Res any] interface {
 	Send(e *Envelope[Req, Res])
 }
 
-// AsInner returns svc's Inner side: svc itself when it has one, otherwise
-// an adapter (see Adapt).
+// InnerSider is implemented by services whose Inner side is a view of
+// their own (stages): AsInner asks for it.
+type InnerSider[Req, Res any] interface {
+	ActorsInner() Inner[Req, Res]
+}
+
+// AsInner returns svc's Inner side: the view it offers, svc itself when it
+// implements Inner, otherwise an adapter (see Adapt).
 func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
+	if s, ok := svc.(InnerSider[Req, Res]); ok {
+		return s.ActorsInner()
+	}
 	if in, ok := svc.(Inner[Req, Res]); ok {
 		return in
 	}

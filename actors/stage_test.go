@@ -36,7 +36,7 @@ func TestACT1_StageIsASupervisedActorWithABoundedMailbox(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "the fourth reservation waits: the mailbox is bounded")
 		assert.Equal(t, 3, s.Mailbox().Stats().Capacity)
 		for range 3 {
-			s.Release()
+			s.Mailbox().Free()
 		}
 	})
 }

@@ -12,7 +12,8 @@ import (
 func (m *Mock[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	ch := make(chan error, 1)
 	w := mailbox.NewWaiter(func(err error) { ch <- err })
-	granted, err := m.ReserveAsync(w)
+	mi := (*side[Req, Res])(m)
+	granted, err := mi.ReserveAsync(w)
 	if err != nil {
 		return nil, err
 	}
@@ -20,9 +21,9 @@ func (m *Mock[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res],
 		select {
 		case err = <-ch:
 		case <-ctx.Done():
-			if !m.CancelWait(w) {
+			if !mi.CancelWait(w) {
 				if <-ch == nil {
-					m.Unreserve()
+					mi.Unreserve()
 				}
 			}
 			return nil, ctx.Err()
@@ -31,12 +32,21 @@ func (m *Mock[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res],
 			return nil, err
 		}
 	}
-	return m.h.permits.Issue(m), nil
+	return m.h.permits.Issue((*side[Req, Res])(m)), nil
 }
+
+// ActorsInner returns the mock's Inner side, for the stage outside it.
+func (m *Mock[Req, Res]) ActorsInner() actors.Inner[Req, Res] { return (*side[Req, Res])(m) }
+
+// side is the mock seen by its permits (troupe.Reservation), by the stage
+// outside it (actors.Inner) and by the caller running its call
+// (actors.Leaf): none of these can be used through the Mock itself, so a
+// test cannot call it without readiness either.
+type side[Req, Res any] Mock[Req, Res]
 
 // Call hands req to the test and waits for its answer (troupe.Reservation
 // and actors.Leaf); it gives up when ctx ends.
-func (m *Mock[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+func (m *side[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	m.h.calls.Add(1)
 	r := &Request[Req, Res]{Value: req, Ctx: ctx, reply: make(chan outcome[Res], 1)}
 	select {
@@ -55,13 +65,13 @@ func (m *Mock[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 }
 
 // Release gives the reservation back (troupe.Reservation).
-func (m *Mock[Req, Res]) Release() { m.Unreserve() }
+func (m *side[Req, Res]) Release() { m.Unreserve() }
 
 // TryReserve implements actors.Inner.
-func (m *Mock[Req, Res]) TryReserve() (bool, error) { return m.h.reserve(nil) }
+func (m *side[Req, Res]) TryReserve() (bool, error) { return m.h.reserve(nil) }
 
 // ReserveAsync implements actors.Inner.
-func (m *Mock[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) { return m.h.reserve(w) }
+func (m *side[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) { return m.h.reserve(w) }
 
 // reserve takes an allowed unit, or puts w (when not nil) in line.
 func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
@@ -81,7 +91,7 @@ func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
 }
 
 // CancelWait implements actors.Inner.
-func (m *Mock[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
+func (m *side[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
 	h := m.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -95,12 +105,12 @@ func (m *Mock[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
 }
 
 // Unreserve implements actors.Inner: the unit is allowed again.
-func (m *Mock[Req, Res]) Unreserve() { m.h.Allow(1) }
+func (m *side[Req, Res]) Unreserve() { m.h.Allow(1) }
 
 // Send implements actors.Inner: the caller of e runs the call.
-func (m *Mock[Req, Res]) Send(e *actors.Envelope[Req, Res]) { e.HandToCaller(m) }
+func (m *side[Req, Res]) Send(e *actors.Envelope[Req, Res]) { e.HandToCaller(m) }
 
 // Name names the mock in panic errors.
-func (m *Mock[Req, Res]) Name() string { return "mock" }
+func (m *side[Req, Res]) Name() string { return "mock" }
 
-var _ actors.Inner[int, int] = (*Mock[int, int])(nil)
+var _ actors.Inner[int, int] = (*side[int, int])(nil)

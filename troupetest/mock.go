@@ -10,8 +10,9 @@ import (
 	"github.com/troupe-go/troupe/mailbox"
 )
 
-// Mock is a service driven by its Handle. It implements troupe.Service and
-// actors.Inner. It is safe for concurrent use.
+// Mock is a service driven by its Handle. Its only method is Reserve: like
+// every troupe service it is called through a permit. It is safe for
+// concurrent use.
 type Mock[Req, Res any] struct {
 	h *Handle[Req, Res]
 }

@@ -131,7 +131,7 @@ func TestC3_CopySharesTheSemaphoreButHoldsNoPermit(t *testing.T) {
 		require.NoError(t, err)
 		cp := *l
 		assert.Equal(t, 0, cp.Available(), "the copy sees the same semaphore")
-		ok, err := cp.TryReserve()
+		ok, err := cp.Mailbox().TryReserve()
 		require.NoError(t, err)
 		assert.False(t, ok, "and holds no permit of its own")
 		require.NoError(t, p.Release())

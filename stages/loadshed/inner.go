@@ -11,9 +11,15 @@ import (
 // the stage or is shed. NOTE: Send relies on actors.Stage.Send expecting a
 // slot reserved in the stage's mailbox (actors/handle.go).
 
+// ActorsInner returns the LoadShed's Inner side (actors.AsInner finds it).
+func (l *LoadShed[Req, Res]) ActorsInner() actors.Inner[Req, Res] { return (*shedInner[Req, Res])(l) }
+
+// shedInner is the LoadShed seen by the stage outside it.
+type shedInner[Req, Res any] LoadShed[Req, Res]
+
 // TryReserve reports ready without taking a slot; once the stage is closed
 // it returns the close error, so the outer stage stops using it (CORE7).
-func (l *LoadShed[Req, Res]) TryReserve() (bool, error) {
+func (l *shedInner[Req, Res]) TryReserve() (bool, error) {
 	if l.Mailbox().Closed() {
 		return false, l.Mailbox().CloseErr()
 	}
@@ -21,21 +27,21 @@ func (l *LoadShed[Req, Res]) TryReserve() (bool, error) {
 }
 
 // ReserveAsync is TryReserve: a LoadShed never puts a waiter in line.
-func (l *LoadShed[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return l.TryReserve() }
+func (l *shedInner[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return l.TryReserve() }
 
 // CancelWait reports false: no waiter is ever in line.
-func (l *LoadShed[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
+func (l *shedInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
 
 // Unreserve does nothing: TryReserve took nothing.
-func (l *LoadShed[Req, Res]) Unreserve() {}
+func (l *shedInner[Req, Res]) Unreserve() {}
 
 // Send takes a slot in the stage without waiting and sends e into it, or,
 // when the stage is full, answers e with ErrOverloaded at once (LS2); once
 // the stage is closed, e is answered with the close error.
-func (l *LoadShed[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
+func (l *shedInner[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 	ok, err := l.Mailbox().TryReserve()
 	if ok {
-		l.Stage.Send(e)
+		l.Stage.ActorsInner().Send(e)
 		return
 	}
 	if err == nil {
@@ -45,4 +51,4 @@ func (l *LoadShed[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 	e.Answer(zero, err)
 }
 
-var _ actors.Inner[int, int] = (*LoadShed[int, int])(nil)
+var _ actors.InnerSider[int, int] = (*LoadShed[int, int])(nil)

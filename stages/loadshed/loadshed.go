@@ -17,8 +17,7 @@ const DefaultCapacity = 1
 // outside it. It is safe for concurrent use.
 type LoadShed[Req, Res any] struct {
 	*actors.Stage[Req, Res]
-	permits troupe.PermitSource[Req, Res] // ordinary permits: a slot of the stage
-	shed    troupe.PermitSource[Req, Res] // overloaded permits: no slot
+	shed troupe.PermitSource[Req, Res] // overloaded permits: no slot
 }
 
 // Option configures a LoadShed.
@@ -68,7 +67,7 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 	case err != nil:
 		return nil, err
 	case ok:
-		return l.permits.Issue(l.Stage), nil
+		return l.Stage.Permit(), nil
 	default:
 		return l.shed.Issue(overloaded[Req, Res]{}), nil
 	}

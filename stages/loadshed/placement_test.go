@@ -89,13 +89,12 @@ func TestLS3_LimitOutsideLoadShedNeverSheds(t *testing.T) {
 func TestLoadShedInsideAnotherStageIsAlwaysReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[int, int]()
-		st, err := troupe.NewBuilder[int, int]().
-			Layer(buffer.Layer[int, int](4)).
-			Layer(loadshed.Layer[int, int]()).
-			Build(testsys.New(t), mock)
+		sys := testsys.New(t)
+		ls, err := loadshed.New[int, int](sys, mock)
+		require.NoError(t, err)
+		st, err := troupe.NewBuilder[int, int]().Layer(buffer.Layer[int, int](4)).Build(sys, ls)
 		require.NoError(t, err)
 		buf := st.Service.(*buffer.Buffer[int, int])
-		ls := buf.Inner().(*loadshed.LoadShed[int, int])
 		ctx := context.Background()
 
 		a := call(ctx, st, 1)
