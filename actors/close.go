@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"slices"
 
 	"github.com/troupe-go/troupe"
 )
@@ -59,7 +60,7 @@ func (s *Stage[Req, Res]) abort(err error) {
 
 // maybeStop stops a draining stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
-	if s.closing != draining || s.parked != nil || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
 		return
 	}
 	s.closing = aborting // nothing left to drain; anything late is refused
@@ -99,16 +100,34 @@ func (s *Stage[Req, Res]) onRestarting() {
 // answered once the supervisor has decided: restart or stop.
 func (s *Stage[Req, Res]) panicked(msg any, reason any) {
 	s.failure = newPanicError(s.name, reason)
-	if e, ok := msg.(*Envelope[Req, Res]); ok && e.holder.Load() == s.mb && e != s.parked {
-		s.culprit = e
+	e, _ := msg.(*Envelope[Req, Res])
+	for _, c := range []*Envelope[Req, Res]{e, s.inHand} {
+		if c != nil && c.holder.Load() == s.mb && !s.holds(c) && !slices.Contains(s.culprits, c) {
+			s.culprits = append(s.culprits, c)
+		}
 	}
+	s.inHand = nil
 }
 
-// dropCulprit answers the request that was being processed when the stage
-// failed.
+// holds reports whether e waits in the stage for the inner service (parked,
+// or behind the parked one): dropParked answers it, not dropCulprit.
+func (s *Stage[Req, Res]) holds(e *Envelope[Req, Res]) bool {
+	if e == s.parked {
+		return true
+	}
+	for _, x := range s.backlog {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// dropCulprit answers the requests that were in hand when the stage failed.
 func (s *Stage[Req, Res]) dropCulprit(err error) {
-	if e := s.culprit; e != nil {
-		s.culprit = nil
+	cs := s.culprits
+	s.culprits = nil
+	for _, e := range cs {
 		s.Answer(e, err)
 	}
 }

@@ -14,7 +14,16 @@ import (
 // response path keeps flowing meanwhile (SPEC ACT2, ACT3, ACT4). An inner
 // readiness error breaks the stage (CORE7): e and everything queued get a
 // *troupe.ClosedError wrapping it.
+//
+// While a request is parked, a behavior may forward more (a rate limiter
+// releasing several at once, filter checks finishing): they wait, in order,
+// behind the parked one, each keeping its slot, and go when it has gone.
 func (s *Stage[Req, Res]) Forward(e *Envelope[Req, Res]) {
+	if s.parked != nil {
+		s.backlog = append(s.backlog, e)
+		return
+	}
+	s.inHand = e // if the inner service panics, e is the request it held
 	ok, err := s.inner.TryReserve()
 	switch {
 	case err != nil:
@@ -24,6 +33,7 @@ func (s *Stage[Req, Res]) Forward(e *Envelope[Req, Res]) {
 	default:
 		s.park(e)
 	}
+	s.inHand = nil
 }
 
 // handOn sends e to the inner service with a unit reserved there.
@@ -36,9 +46,6 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 }
 
 func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
-	if s.parked != nil {
-		invariant("stage parked a second request")
-	}
 	s.parked = e
 	s.mb.SetUserPaused(true)
 	granted, err := s.inner.ReserveAsync(s.waiter)
@@ -49,6 +56,7 @@ func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 	case granted:
 		s.unpark()
 		s.handOn(e)
+		s.drainBacklog()
 	case e.Ctx.Done() != nil:
 		e.unwatch = context.AfterFunc(e.Ctx, s.watchFn)
 	}
@@ -100,8 +108,24 @@ func (s *Stage[Req, Res]) onGrant(m *grantMsg[Req, Res]) {
 	case e.Ctx.Err() != nil:
 		s.inner.Unreserve()
 		s.Answer(e, e.Ctx.Err())
+		s.drainBacklog()
 	default:
 		s.handOn(e)
+		s.drainBacklog()
+	}
+}
+
+// drainBacklog forwards the requests that waited behind the parked one,
+// until one parks in turn.
+func (s *Stage[Req, Res]) drainBacklog() {
+	for len(s.backlog) > 0 && s.parked == nil {
+		e := s.backlog[0]
+		s.backlog[0] = nil
+		s.backlog = s.backlog[1:]
+		s.Forward(e)
+	}
+	if len(s.backlog) == 0 {
+		s.backlog = nil
 	}
 }
 
@@ -116,15 +140,21 @@ func (s *Stage[Req, Res]) onParkedCtxDone() {
 	}
 	s.unpark()
 	s.Answer(e, e.Ctx.Err())
+	s.drainBacklog()
 }
 
-// dropParked answers the parked request with err (restart, close).
+// dropParked answers the parked request, and those waiting behind it, with
+// err (restart, close).
 func (s *Stage[Req, Res]) dropParked(err error) {
-	if s.parked == nil {
-		return
+	backlog := s.backlog
+	s.backlog = nil
+	if s.parked != nil {
+		s.inner.CancelWait(s.waiter) // if too late, onGrant gives the unit back
+		s.Answer(s.unpark(), err)
 	}
-	s.inner.CancelWait(s.waiter) // if too late, onGrant gives the unit back
-	s.Answer(s.unpark(), err)
+	for _, e := range backlog {
+		s.Answer(e, err)
+	}
 }
 
 // innerBroken answers e and closes the stage for good: the inner service
@@ -133,7 +163,7 @@ func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 	cerr := s.closedError(err)
 	s.mb.Close(cerr) // first: the slot e frees must not go to a new caller
 	s.Answer(e, cerr)
-	s.abort(cerr)
+	s.abort(cerr) // answers the backlog too
 }
 
 // Break closes the stage for good because its inner service reported the
@@ -144,13 +174,16 @@ func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 func (s *Stage[Req, Res]) Break(err error) { s.abort(s.closedError(err)) }
 
 // AnswerParked answers the request parked for the inner service with err,
-// if there is one, and reports whether there was. Reconnect answers the
-// request that waited for a connection that failed. Actor goroutine only.
+// if there is one, and reports whether there was; those waiting behind it
+// move up. Reconnect answers the request that waited for a connection that
+// failed. Actor goroutine only.
 func (s *Stage[Req, Res]) AnswerParked(err error) bool {
 	if s.parked == nil {
 		return false
 	}
-	s.dropParked(err)
+	s.inner.CancelWait(s.waiter) // if too late, onGrant gives the unit back
+	s.Answer(s.unpark(), err)
+	s.drainBacklog()
 	return true
 }
 

@@ -97,17 +97,19 @@ type Stage[Req, Res any] struct {
 	roots   *sync.Pool // root envelopes for calls made through permits
 
 	// Parking (SPEC ACT3): the request waiting for the inner service.
-	parked     *Envelope[Req, Res] // actor
-	paused     bool                // actor; the behavior asked to take no requests
-	waiter     *mailbox.Waiter     // actor; waits on inner, posts grant (see newWaiter)
-	grant      *grantMsg[Req, Res] // actor; reused: one grant outstanding at a time
-	parkedDone *parkedCtxDone      // reused: one parked request at a time
-	watchFn    func()              // made once: posts parkedDone
-	ctx        actor.Context       // actor; the context of the message in hand
-	failure    error               // actor; the last panic
-	culprit    *Envelope[Req, Res] // actor; the request in hand when it panicked
-	closing    closeState          // actor
-	closeErr   error               // actor; what queued and held requests get when aborted
+	parked     *Envelope[Req, Res]   // actor
+	backlog    []*Envelope[Req, Res] // actor; forwarded while a request was parked, in order
+	paused     bool                  // actor; the behavior asked to take no requests
+	waiter     *mailbox.Waiter       // actor; waits on inner, posts grant (see newWaiter)
+	grant      *grantMsg[Req, Res]   // actor; reused: one grant outstanding at a time
+	parkedDone *parkedCtxDone        // reused: one parked request at a time
+	watchFn    func()                // made once: posts parkedDone
+	ctx        actor.Context         // actor; the context of the message in hand
+	failure    error                 // actor; the last panic
+	culprits   []*Envelope[Req, Res] // actor; the requests in hand when it panicked
+	inHand     *Envelope[Req, Res]   // actor; the request being forwarded
+	closing    closeState            // actor
+	closeErr   error                 // actor; what queued and held requests get when aborted
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when the actor has stopped

@@ -50,14 +50,9 @@ func AsyncLayer[Req, Res any](check func(ctx context.Context, req Req) (Req, err
 func (f *AsyncFilter[Req, Res]) Checking() int { return int(f.b.running.Load()) }
 
 // asyncBehavior starts a check for each request the stage takes and acts on
-// the result the check posts back.
-//
-// NOTE: a request whose check passed is not forwarded from Control: the
-// stage may be parked on its inner service (it parks one request at a
-// time, actors/forward.go), and several checks may pass meanwhile. It is
-// put back in the stage's own mailbox instead (it still holds its slot, so
-// there is room), marked by its context, and forwarded when the stage takes
-// it again, in order with the stage's other requests.
+// the result the check posts back. A request whose check passed is
+// forwarded then; while the stage waits for its inner service, such
+// requests wait behind, in order (actors.Stage.Forward).
 type asyncBehavior[Req, Res any] struct {
 	check func(context.Context, Req) (Req, error) // never changed
 
@@ -67,9 +62,7 @@ type asyncBehavior[Req, Res any] struct {
 
 // checkMsg is one request under check. The stage makes it when it takes the
 // request; the check's goroutine writes the result and posts it back as a
-// control message. Once the check passed, it also stands in as the
-// request's context while the request waits in the mailbox again: its
-// embedded Context is the request's own.
+// control message.
 type checkMsg[Req, Res any] struct {
 	context.Context // the request's context; never changed
 
@@ -88,14 +81,8 @@ type checkMsg[Req, Res any] struct {
 	claimed atomic.Bool
 }
 
-// Request starts the check of a new request, or forwards a request whose
-// check passed (F2).
+// Request starts the check of a request (F2).
 func (b *asyncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
-	if m, ok := e.Ctx.(*checkMsg[Req, Res]); ok && m.b == b {
-		e.Ctx = m.Context
-		s.Forward(e)
-		return
-	}
 	ctx, cancel := context.WithCancel(e.Ctx)
 	m := &checkMsg[Req, Res]{Context: e.Ctx, b: b, s: s, e: e, cancel: cancel}
 	b.pending[m] = struct{}{}
@@ -132,9 +119,9 @@ func (b *asyncBehavior[Req, Res]) claim(m *checkMsg[Req, Res]) bool {
 	return true
 }
 
-// Control acts on a check's result: the request is answered, or put back in
-// the mailbox to be forwarded (see the NOTE on asyncBehavior). A result
-// that comes after Fail answered the request is ignored.
+// Control acts on a check's result: the request is answered, or forwarded,
+// rewritten (F3). A result that comes after Fail answered the request is
+// ignored.
 func (b *asyncBehavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
 	m, ok := msg.(*checkMsg[Req, Res])
 	if !ok || m.b != b {
@@ -152,13 +139,8 @@ func (b *asyncBehavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
 	case m.err != nil:
 		s.Answer(e, m.err)
 	default:
-		e.Req, e.Ctx = m.req, m
-		if err := s.Mailbox().Post(e); err != nil {
-			// The stage stopped: Post freed the slot; answer e ourselves.
-			e.Ctx = m.Context
-			var zero Res
-			e.Answer(zero, err)
-		}
+		e.Req = m.req
+		s.Forward(e)
 	}
 }
 

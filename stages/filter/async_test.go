@@ -154,8 +154,8 @@ func TestF2_ChecksPassingWhileTheInnerIsNotReadyWaitTheirTurn(t *testing.T) {
 		}
 		synctest.Wait()
 		st := f.Mailbox().Stats()
-		assert.Equal(t, 4, st.Used, "all four keep their slots")
-		assert.Equal(t, 3, st.Queued, "one waits for the inner service, three in line behind it")
+		assert.Equal(t, 4, st.Used, "all four keep their slots: one waits for the inner service, three in line behind it")
+		assert.Equal(t, 0, st.Queued, "none went back to the mailbox")
 		assert.Equal(t, 1, h.Waiting())
 		assert.Zero(t, f.Checking())
 		assert.Zero(t, actors.Violations())

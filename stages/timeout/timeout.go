@@ -138,18 +138,20 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 		}
 		b.heap.Remove(0)
 		b.mu.Unlock()
-		b.expire(f, b.err)
+		b.expire(f, b.err, context.DeadlineExceeded)
 	}
 }
 
 // expire forces the outcome err on the call of frame f, which the caller
-// took out of the heap (with the heap's reference).
-func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err error) {
+// took out of the heap (with the heap's reference), then tells the work to
+// stop with cause. In that order: the work, told first, could answer with
+// the context's error and claim the frame before err.
+func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error) {
 	ctx := f.Aux.(*callCtx)
-	ctx.cancel(context.DeadlineExceeded)
 	e := f.Envelope()
 	var zero Res
 	e.CompleteAt(f.Pos(), zero, err)
+	ctx.cancel(cause)
 	e.Unref()
 }
 
@@ -176,6 +178,6 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 		}
 		f := b.heap.Remove(0)
 		b.mu.Unlock()
-		b.expire(f, err)
+		b.expire(f, err, context.Canceled)
 	}
 }

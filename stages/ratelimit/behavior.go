@@ -1,0 +1,163 @@
+package ratelimit
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// tick is the alarm's message: the limiter may have a unit again. A stale
+// tick is harmless: the handler looks at the time and the limiter's state.
+type tick struct{}
+
+// behavior is the stage's part of a rate limit. Its methods run on the
+// stage's actor goroutine; the limiter is shared with observers under mu.
+//
+// While the limiter is Limited the stage closes its mailbox's admission (so
+// reservations wait, and TryReserve reports not ready to a LoadShed above)
+// and pauses its intake (requests already reserved or queued wait in the
+// mailbox for the next unit); the alarm is set for when that unit comes.
+// NOTE: both switches belong to the actor (actors.Stage.PauseRequests,
+// mailbox.SetAdmission): only spend and Control flip them.
+type behavior[Req, Res any] struct {
+	actors.Passthrough[Req, Res]
+
+	// alarm is the stage's one timer, made once by attach and reset for
+	// every window or spacing interval, never replaced (SPEC RL5): no timer
+	// is allocated per window or per request. Safe for concurrent use.
+	alarm *actors.Alarm
+
+	mu      sync.Mutex
+	lim     limiter // guarded by mu; changed by the actor only
+	limited bool    // guarded by mu; changed by the actor only
+	wakes   int     // alarm messages handled; guarded by mu (tests)
+
+	// kept holds, in order, requests that reached Request while Limited.
+	// The stage pauses its intake while Limited, so this stays empty unless
+	// intake resumed behind the limiter's back; such requests are not lost
+	// or sent early: they go, first, once units come back (one whose caller
+	// gave up meanwhile is answered then, spending nothing). Actor only.
+	kept []*actors.Envelope[Req, Res]
+}
+
+func newBehavior[Req, Res any](lim limiter) *behavior[Req, Res] {
+	return &behavior[Req, Res]{lim: lim}
+}
+
+// attach gives the behavior its stage's alarm; called once, right after
+// the stage is spawned and before anyone can send it a request.
+func (b *behavior[Req, Res]) attach(s *actors.Stage[Req, Res]) {
+	b.alarm = s.NewAlarm(tick{})
+}
+
+// Request spends a unit for e and forwards it, or keeps it while Limited.
+func (b *behavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+	if len(b.kept) > 0 { // still Limited: those kept before go first
+		b.kept = append(b.kept, e)
+		s.PauseRequests(true)
+		return
+	}
+	if !b.spend(s, time.Now()) {
+		b.kept = append(b.kept, e)
+		return
+	}
+	s.Forward(e)
+}
+
+// spend takes one unit at now and reports whether it got one. When no unit
+// is left after it (the call that spent the last unit still goes, RL2), or
+// there was none, the stage goes Limited until the next unit comes.
+func (b *behavior[Req, Res]) spend(s *actors.Stage[Req, Res], now time.Time) bool {
+	b.mu.Lock()
+	ok := b.lim.take(now)
+	until, limited := b.lim.limitedUntil(now)
+	limited = limited || !ok
+	b.limited = limited
+	b.mu.Unlock()
+	if limited {
+		s.Mailbox().SetAdmission(false)
+		s.PauseRequests(true)
+		b.alarm.Set(until)
+	}
+	return ok
+}
+
+// Control handles the alarm: the kept requests go while units are left,
+// then, unless the limiter is Limited again, reservations and intake open.
+func (b *behavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
+	if _, ok := msg.(tick); !ok {
+		return
+	}
+	b.alarm.Fired()
+	now := time.Now()
+	b.mu.Lock()
+	b.wakes++
+	b.lim.wake(now)
+	b.mu.Unlock()
+	for len(b.kept) > 0 {
+		e := b.kept[0]
+		if err := e.Ctx.Err(); err != nil { // its caller gave up: no unit spent
+			b.popKept()
+			s.Answer(e, err)
+			continue
+		}
+		if !b.spend(s, now) {
+			return // Limited again; the alarm is set
+		}
+		b.popKept()
+		s.Forward(e)
+	}
+	b.mu.Lock()
+	until, limited := b.lim.limitedUntil(now)
+	b.limited = limited
+	b.mu.Unlock()
+	if limited { // the last kept request spent the last unit, or a stale tick
+		b.alarm.Set(until)
+		return
+	}
+	s.Mailbox().SetAdmission(true)
+	s.PauseRequests(false)
+}
+
+func (b *behavior[Req, Res]) popKept() {
+	b.kept[0] = nil
+	b.kept = b.kept[1:]
+	if len(b.kept) == 0 {
+		b.kept = nil
+	}
+}
+
+// Fail answers the kept requests with err. The limiter keeps its state
+// across a restart (a panic must not reset the rate); on a stop the alarm
+// is disarmed.
+func (b *behavior[Req, Res]) Fail(s *actors.Stage[Req, Res], err error) {
+	kept := b.kept
+	b.kept = nil
+	for _, e := range kept {
+		s.Answer(e, err)
+	}
+	if !errors.Is(err, troupe.ErrRestarted) {
+		b.alarm.Stop()
+	}
+}
+
+// Idle reports whether no request is kept.
+func (b *behavior[Req, Res]) Idle() bool { return len(b.kept) == 0 }
+
+// snapshot returns the limiter's state at now.
+func (b *behavior[Req, Res]) snapshot(now time.Time) Snapshot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.lim.snapshot(now)
+	s.Limited = b.limited
+	return s
+}
+
+func (b *behavior[Req, Res]) isLimited() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limited
+}

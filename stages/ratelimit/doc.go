@@ -1,0 +1,64 @@
+// Package ratelimit is tower's RateLimit as a troupe stage: at most Num
+// requests per period Per reach the service inside it (SPEC RL1-RL5).
+//
+// A Rate is Num requests per Per, both greater than zero; anything else is
+// an error at construction matching actors.ErrBadConfig, never a panic (RL1).
+//
+// On the readiness path, the default mode is tower's fixed window, one per
+// stage (RL2):
+//
+//   - A call spends one unit when the stage's actor takes the request from
+//     its mailbox; it is then forwarded. The call that spends the last unit
+//     of the window is still forwarded, and puts the limiter in the Limited
+//     state.
+//   - While Limited, reserving on the stage waits (the mailbox's admission
+//     is closed: TryReserve reports not ready, so a LoadShed above sheds),
+//     and the stage takes no further requests: those reserved or queued
+//     before wait in the bounded mailbox. When the window ends, the stage's
+//     alarm opens a new window of Num, admission and intake resume, and the
+//     queued requests go first, in order.
+//   - A call taken when the current window has passed opens a fresh window
+//     starting at that call (RL3): sporadic traffic is never limited wrongly.
+//   - Improvement over tower (RL4): after a Limited window, the new window
+//     starts at the old window's end, not when the alarm handler happens to
+//     run, so scheduling delay does not lose rate. If that end is a whole
+//     period or more in the past, the chained window is over already and the
+//     new one starts at the time the limiter notices, as in RL3.
+//
+// The smooth mode (Smooth(burst), RL4) replaces the window with GCRA, a
+// token bucket kept as one time: calls go one interval (Per/Num, rounded up
+// to the nanosecond) apart, and burst of them may go at once after a quiet
+// spell. With burst 1, any span of Per holds at most Num calls. A call
+// that finds no unit makes the stage Limited until the next one, exactly as
+// in the fixed window.
+//
+// The stage uses one timer, its actors.Alarm, made at construction and reset
+// for every window or interval: never a timer per window or per request
+// (RL5). The arithmetic is in functions that take the time as an argument
+// and never read the clock.
+//
+// On the response path the stage does nothing: outcomes pass it by.
+//
+// Where this differs from tower, and what to know:
+//
+//   - One limiter serves every caller and every copy of the handle (tower's
+//     RateLimit is per clone): the stage is one actor.
+//   - A unit is spent when the stage takes the request, before it asks the
+//     inner service for readiness. If the inner service is not ready, the
+//     request waits parked in the stage (which takes nothing else meanwhile),
+//     so it can reach the inner service after the window it was counted in.
+//     tower spends when its inner service is ready. Put the rate limit
+//     innermost, as tower's own examples do, to meter what the downstream
+//     sees.
+//   - A fixed window counts calls per window, not per sliding span: calls at
+//     the end of one window and the start of the next may add up to 2*Num
+//     within Per. Under saturation every window's calls go at its start, so
+//     any span of Per sees at most Num. Use the smooth mode with burst 1 when
+//     every span must hold at most Num.
+//   - Requests that wait in the mailbox while Limited and whose callers give
+//     up keep their slots until the stage takes them, at the next unit; they
+//     spend nothing.
+//
+// A RateLimit is safe for concurrent use; Limited and Snapshot may be
+// called from any goroutine.
+package ratelimit

@@ -1,0 +1,39 @@
+package ratelimit
+
+import "time"
+
+// limiter is the arithmetic of a rate: which calls may go when. Its
+// implementations never read the clock: every method takes the time as now,
+// like golang.org/x/time/rate, so that they are tested directly with exact
+// times. They are not safe for concurrent use: the stage's behavior owns one
+// and guards it (see behavior.mu).
+type limiter interface {
+	// take spends one unit at now and reports true, or reports false and
+	// spends nothing when no unit is left before some later time.
+	take(now time.Time) bool
+	// limitedUntil reports whether no unit is left at now (tower's Limited
+	// state), and when the next one comes.
+	limitedUntil(now time.Time) (until time.Time, limited bool)
+	// wake tells the limiter that the stage's alarm fired at now.
+	wake(now time.Time)
+	// snapshot describes the limiter at now; the caller fills in Limited.
+	snapshot(now time.Time) Snapshot
+}
+
+// Snapshot is a rate limit stage's state at one moment, for observation.
+type Snapshot struct {
+	// Limited reports whether the stage holds callers back: reservations
+	// wait and the stage takes no requests until Until.
+	Limited bool
+	// Start is when the current fixed window began (zero before the first
+	// call, and in smooth mode).
+	Start time.Time
+	// Until is when the current fixed window ends; a window whose Until has
+	// passed is over, and the next call opens a new one. In smooth mode it
+	// is when the next unit becomes available (at or before the snapshot's
+	// time when one is available now).
+	Until time.Time
+	// Remaining is how many calls may still go in the current fixed window,
+	// or, in smooth mode, how many may go at once at the snapshot's time.
+	Remaining int
+}

@@ -1,0 +1,97 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+)
+
+// RateLimit is a running rate limit stage: a troupe.Service and a
+// troupe.Closer. One limiter serves every caller of the stage and every copy
+// of its handle (tower's RateLimit cannot be shared across clones; this
+// one is a single actor). It is safe for concurrent use.
+type RateLimit[Req, Res any] struct {
+	*actors.Stage[Req, Res]
+	b    *behavior[Req, Res]
+	rate Rate
+}
+
+// Option configures a RateLimit.
+type Option func(*config)
+
+type config struct {
+	capacity int
+	smooth   bool
+	burst    int
+}
+
+// Capacity sets the stage's mailbox capacity (default 64): how many
+// requests may wait in the stage for their turn before reservations wait.
+func Capacity(n int) Option { return func(c *config) { c.capacity = n } }
+
+// Smooth replaces the fixed window with the smooth mode (SPEC RL4b): calls
+// are spaced one interval (Per/Num) apart, and up to burst of them may go
+// at once after a quiet spell. burst must be at least 1.
+func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = true, burst } }
+
+// New spawns a stage that lets at most r.Num requests per r.Per through to
+// inner, in host h (nil means the default system). By default the limit is
+// a fixed window, tower's semantics (RL2-RL4a); see Smooth for the other
+// mode. A bad rate, burst or capacity is an error matching
+// actors.ErrBadConfig (RL1).
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, opts ...Option) (*RateLimit[Req, Res], error) {
+	lim, cfg, err := build(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	b := newBehavior[Req, Res](lim)
+	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
+	if err != nil {
+		return nil, errors.Join(errors.New("ratelimit: spawn"), err)
+	}
+	b.attach(st)
+	return &RateLimit[Req, Res]{Stage: st, b: b, rate: r}, nil
+}
+
+// build checks the configuration and makes its limiter.
+func build(r Rate, opts []Option) (limiter, config, error) {
+	cfg := config{capacity: 64}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := r.check(); err != nil {
+		return nil, cfg, err
+	}
+	if cfg.capacity < 1 {
+		return nil, cfg, fmt.Errorf("%w: got %d", ErrBadCapacity, cfg.capacity)
+	}
+	if !cfg.smooth {
+		return newWindow(r), cfg, nil
+	}
+	if err := r.checkBurst(cfg.burst); err != nil {
+		return nil, cfg, err
+	}
+	return newGCRA(r, cfg.burst), cfg, nil
+}
+
+// Layer returns a layer that limits the rate of requests reaching the
+// service inside it to r.
+func Layer[Req, Res any](r Rate, opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, r, opts...)
+	})
+}
+
+// Rate returns the stage's rate.
+func (l *RateLimit[Req, Res]) Rate() Rate { return l.rate }
+
+// Limited reports whether the stage is Limited: no unit is left until the
+// current window ends (or, in smooth mode, until the next interval), so
+// reservations wait and queued requests stay queued.
+func (l *RateLimit[Req, Res]) Limited() bool { return l.b.isLimited() }
+
+// Snapshot returns the limiter's state now.
+func (l *RateLimit[Req, Res]) Snapshot() Snapshot { return l.b.snapshot(time.Now()) }

@@ -1,0 +1,69 @@
+package ratelimit
+
+import "time"
+
+// window is the fixed-window limiter (SPEC RL2-RL4a), tower's state machine:
+// rem units are left in the window [start, start+per); rem == 0 is tower's
+// Limited state. See limiter for the rules its methods follow.
+type window struct {
+	n     int
+	per   time.Duration
+	start time.Time // zero before the first call, so that it opens a window
+	rem   int
+}
+
+func newWindow(r Rate) *window { return &window{n: r.Num, per: r.Per, rem: r.Num} }
+
+func (w *window) end() time.Time { return w.start.Add(w.per) }
+
+// roll opens the window that holds now, if the current one is over
+// (now >= end). The new window starts:
+//   - after a window with units left, at now, as in tower: a call made long
+//     after the last one opens a fresh window (RL3);
+//   - after a Limited window, at the old window's end, however late the
+//     limiter noticed: scheduling delay is not lost from the rate (RL4a,
+//     where tower starts at the moment the waiter wakes). When that end is a
+//     period or more before now, the chained window would be over already:
+//     the new one starts at now, as in the first case.
+func (w *window) roll(now time.Time) {
+	end := w.end()
+	if now.Before(end) {
+		return
+	}
+	start := now
+	if w.rem == 0 && now.Before(end.Add(w.per)) {
+		start = end
+	}
+	w.start, w.rem = start, w.n
+}
+
+// take spends one unit at now, opening a new window first when the current
+// one is over. The call that spends the last unit gets it and leaves the
+// window Limited (RL2); while Limited, take reports false and spends nothing.
+func (w *window) take(now time.Time) bool {
+	w.roll(now)
+	if w.rem == 0 {
+		return false
+	}
+	w.rem--
+	return true
+}
+
+// limitedUntil reports whether the window is Limited at now, and its end.
+func (w *window) limitedUntil(now time.Time) (time.Time, bool) {
+	end := w.end()
+	return end, w.rem == 0 && now.Before(end)
+}
+
+// wake opens the next window when a Limited one is over (the alarm set for
+// its end fired). A window with units left is not rolled here: the next
+// call opens a fresh one at its own time (RL3).
+func (w *window) wake(now time.Time) {
+	if w.rem == 0 {
+		w.roll(now)
+	}
+}
+
+func (w *window) snapshot(time.Time) Snapshot {
+	return Snapshot{Start: w.start, Until: w.end(), Remaining: w.rem}
+}
