@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -14,7 +15,7 @@ type callState[Req, Res any] struct {
 	done      bool                // outcome delivered; guarded by mu
 	res       Res                 // guarded by mu
 	err       error               // guarded by mu
-	abandoned error               // the caller gave up with this error; guarded by mu
+	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
 	sleeping  bool                // the caller is blocked on wake; guarded by mu
 	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
 }
@@ -80,7 +81,9 @@ func newRoot[Req, Res any](pool *sync.Pool, ctx context.Context, req Req) *Envel
 // HandToCaller is how a leaf service (one that makes the downstream call
 // itself, like Func) implements Inner.Send: it queues l's call of e's
 // request for the caller waiting on e to run, on its own goroutine. When
-// that caller has given up, e is answered at once with its error instead.
+// that caller no longer waits (it gave up, or has its outcome already: a
+// retry after a timeout above it), e is answered at once instead, with the
+// caller's context error or ErrCallerGone.
 func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 	e.holder.Store(nil)
 	c := e.root.call
@@ -125,7 +128,13 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 		c.mu.Lock()
 		if c.done {
 			res, err := c.res, c.err
+			c.abandoned = ErrCallerGone
+			orphans := c.work
+			c.work, c.workTail = nil, nil
 			c.mu.Unlock()
+			if orphans != nil {
+				answerAll(orphans, ErrCallerGone)
+			}
 			return res, err
 		}
 		w := c.popWork()
@@ -158,12 +167,27 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 }
 
 func (r *Envelope[Req, Res]) abandon(err error) (Res, error) {
+	r.leave(err)
+	var zero Res
+	return zero, err
+}
+
+// leave marks the caller gone: the work still queued for it, and any
+// handed to it later, is answered with err.
+func (r *Envelope[Req, Res]) leave(err error) {
 	c := r.call
 	c.mu.Lock()
-	c.abandoned = err
+	if c.abandoned == nil {
+		c.abandoned = err
+	}
 	w := c.work
 	c.work, c.workTail = nil, nil
 	c.mu.Unlock()
+	answerAll(w, err)
+}
+
+// answerAll answers a list of queued work with err.
+func answerAll[Req, Res any](w *Envelope[Req, Res], err error) {
 	var zero Res
 	for w != nil {
 		next := w.next
@@ -171,7 +195,21 @@ func (r *Envelope[Req, Res]) abandon(err error) (Res, error) {
 		w.Answer(zero, err)
 		w = next
 	}
-	return zero, err
+}
+
+// ErrCallerGone is the outcome of work handed to a caller that already has
+// its outcome: a retry attempt sent after a timeout above it answered the
+// caller, say. Nobody sees it but the stages below the answer.
+var ErrCallerGone = errors.New("actors: the caller already has its outcome")
+
+// Delivered reports whether the caller of e's request no longer waits for
+// it: it has its outcome, or gave up. A stage that would go on working for
+// the request (Retry) stops then.
+func (e *Envelope[Req, Res]) Delivered() bool {
+	c := e.root.call
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done || c.abandoned != nil
 }
 
 // Leaf is the downstream call a leaf service hands to the caller through

@@ -95,6 +95,11 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 	if ss.state.Load() != retrying && !ss.state.CompareAndSwap(waiting, retrying) {
 		return
 	}
+	if ss.sent > 0 && (ss.parent.Delivered() || ss.parent.Ctx.Err() != nil) {
+		var zero Res
+		ss.finish(zero, ErrSessionOver) // nobody waits for another attempt
+		return
+	}
 	if len(b.needUnit) == 0 {
 		ok, err := b.st.Inner().TryReserve()
 		if err != nil {

@@ -38,6 +38,10 @@ func After(d time.Duration) Wait { return Wait{Delay: d} }
 // Until returns a Wait that ends when gate delivers or is closed.
 func Until(gate <-chan struct{}) Wait { return Wait{Gate: gate} }
 
+// ErrSessionOver ends a session whose request's outcome was delivered, or
+// whose caller gave up, while it waited to retry: nobody sees it.
+var ErrSessionOver = errors.New("retry: nobody waits for this session any more")
+
 // ErrExhausted is matched by the error Attempts returns when the last
 // allowed attempt failed too.
 var ErrExhausted = errors.New("retry: attempts exhausted")

@@ -81,6 +81,10 @@ func (ss *session[Req, Res, T, P]) Complete(_ *actors.Envelope[Req, Res], _ *act
 		ss.finish(res, err) // a request that could not be copied is sent once (RT3)
 		return res, err, false
 	}
+	if ss.parent.Delivered() || ss.parent.Ctx.Err() != nil {
+		ss.finish(res, err) // nobody waits for this session any more (a timeout above, the caller gone)
+		return res, err, false
+	}
 	w, again := P(&ss.pol).Retry(&ss.req, &res, &err)
 	if again && ss.b.budget != nil && !ss.b.budget.Withdraw() {
 		again = false // the budget is spent: the last outcome stands (RT11)

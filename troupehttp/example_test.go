@@ -1,0 +1,88 @@
+package troupehttp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/retry/backoff"
+	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/troupehttp"
+)
+
+// A troupe stack (limit, timeout, retry over the Client leaf) inside an
+// http.Client: the flaky server's two 503s are retried, and the POST's
+// body is sent again each time.
+func Example() {
+	ctx := context.Background()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if calls.Add(1) < 3 {
+			http.Error(w, "busy, try again", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "got %q", body)
+	}))
+	defer srv.Close()
+
+	sys := actors.NewSystem()
+	defer sys.Shutdown(ctx)
+	inner := &http.Client{Transport: &http.Transport{}}
+	defer inner.CloseIdleConnections()
+
+	type (
+		Req = *http.Request
+		Res = *http.Response
+	)
+	bo, _ := backoff.New(time.Millisecond, 10*time.Millisecond)
+	stack, err := troupe.NewBuilder[Req, Res]().
+		Layer(limit.Layer[Req, Res](8)).
+		Layer(timeout.Layer[Req, Res](5*time.Second)).
+		Layer(retry.Layer[Req, Res](troupehttp.RetryPolicy(3, bo))).
+		Build(sys, troupehttp.Client(inner))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stack.Close(ctx)
+
+	hc := &http.Client{Transport: troupehttp.Transport(stack)}
+	resp, err := hc.Post(srv.URL, "text/plain", strings.NewReader("ping"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.Status, string(body), "after", calls.Load(), "attempts")
+	// Output: 200 OK got "ping" after 3 attempts
+}
+
+// A body that can be read only once is made replayable up front.
+func ExampleReplayable() {
+	r, _ := http.NewRequest(http.MethodPost, "http://example.com/", io.NopCloser(strings.NewReader("once")))
+	_, ok := troupehttp.CloneRequest(r)
+	fmt.Println("copyable before:", ok)
+
+	r, err := troupehttp.Replayable(r, troupehttp.DefaultReplayLimit)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, ok := troupehttp.CloneRequest(r)
+	body, _ := io.ReadAll(c.Body)
+	fmt.Println("copyable after:", ok, string(body))
+	// Output:
+	// copyable before: false
+	// copyable after: true once
+}
