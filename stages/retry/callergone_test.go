@@ -27,7 +27,7 @@ func TestT4_RetryStopsOnceTheOutcomeWasDeliveredAbove(t *testing.T) {
 			fn := actors.Func(func(ctx context.Context, _ int) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
 			r, err := retry.New(sys, fn, retry.Attempts[int, int]{Max: 1000, Backoff: fixed(wait), Retryable: func(int, error) bool { return true }})
 			require.NoError(t, err)
-			st, err := troupe.NewBuilder[int, int]().Layer(timeout.Layer[int, int](20 * time.Millisecond)).Build(sys, r)
+			st, err := troupe.NewBuilder[int, int]().Layer(timeout.Layer[int, int](20*time.Millisecond)).Build(sys, r)
 			require.NoError(t, err)
 			_, err = troupe.Do(context.Background(), st, 1)
 			assert.ErrorIs(t, err, timeout.ErrTimeout)
