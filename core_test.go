@@ -74,16 +74,7 @@ func TestCORE2_CallWithoutPermitCannotBeWritten(t *testing.T) {
 	assert.Equal(t, "Reserve", st.Method(0).Name)
 
 	// And the compiler says so: type-check a program that tries.
-	if testing.Short() {
-		t.Skip("compiles a program")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "misuse.go")
-	require.NoError(t, os.WriteFile(src, []byte(`package misuse
+	out := compileFails(t, `package misuse
 
 import (
 	"context"
@@ -94,15 +85,33 @@ import (
 func Misuse(s troupe.Service[int, int]) {
 	s.Call(context.Background(), 1)
 }
-`), 0o600))
+`)
+	assert.Contains(t, out, "s.Call undefined")
+}
+
+// compileFails type-checks src as package internal/misuse (an overlay: no
+// file is written into the module) and returns the compiler's complaints;
+// it fails the test when src compiles.
+func compileFails(t *testing.T, src string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("compiles a program")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "misuse.go")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o600))
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	overlay := filepath.Join(dir, "overlay.json")
 	target := filepath.Join(wd, "internal", "misuse", "misuse.go")
-	require.NoError(t, os.WriteFile(overlay, []byte(`{"Replace":{"`+target+`":"`+src+`"}}`), 0o600))
-	out, err := exec.Command(gobin, "vet", "-overlay="+overlay, "./internal/misuse").CombinedOutput()
-	require.Error(t, err, "calling a Service without a permit compiled:\n%s", out)
-	assert.Contains(t, string(out), "s.Call undefined")
+	require.NoError(t, os.WriteFile(overlay, []byte(`{"Replace":{"`+target+`":"`+file+`"}}`), 0o600))
+	out, err := exec.Command(gobin, "build", "-overlay="+overlay, "-gcflags=-e", "-o", os.DevNull, "./internal/misuse").CombinedOutput()
+	require.Error(t, err, "the misuse compiled:\n%s", out)
+	return string(out)
 }
 
 // spec: CORE3
