@@ -4,23 +4,34 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/retry/backoff"
+	"github.com/troupe-go/troupe/stages/timeout"
 )
 
 // The README's quick start.
 func ExampleBuilder() {
 	ctx := context.Background()
-	sys := actors.NewSystem()
+	fetch := func(_ context.Context, id int) (string, error) { return "item " + strconv.Itoa(id), nil }
+	bo, _ := backoff.New(200*time.Millisecond, 2*time.Second)
+
+	sys := actors.NewSystem() // quiet; actors.WithLogger(l) to see protoactor's logs
 	defer sys.Shutdown(ctx)
 
 	api := actors.Func(func(ctx context.Context, id int) (string, error) {
-		return "item " + strconv.Itoa(id), nil // runs on the caller's goroutine
+		return fetch(ctx, id) // runs on the caller's goroutine; may block; honours ctx
 	})
 	svc, err := troupe.NewBuilder[int, string]().
-		Layer(buffer.Layer[int, string](64)). // first layer added = outermost
+		Layer(limit.Layer[int, string](20)). // outermost
+		Layer(timeout.Layer[int, string](10*time.Second)).
+		Layer(retry.Layer[int, string](retry.Attempts[int, string]{Max: 3, Backoff: bo})).
+		Layer(ratelimit.Layer[int, string](ratelimit.Rate{Num: 5, Per: time.Second})). // innermost
 		Build(sys, api)
 	if err != nil {
 		fmt.Println(err)
@@ -30,8 +41,7 @@ func ExampleBuilder() {
 
 	out, err := troupe.Do(ctx, svc, 42) // reserve + call in one line
 	fmt.Println(out, err)
-
-	p, err := svc.Reserve(ctx) // or separately: wait for readiness...
+	p, err := svc.Reserve(ctx) // or: wait for readiness...
 	if err != nil {
 		fmt.Println(err)
 		return
