@@ -19,18 +19,23 @@ var (
 // Close closes the stage (troupe.Closer): reservations fail with a
 // *troupe.ClosedError at once, and permits already issued fail when called;
 // the requests already accepted are handed on as usual until ctx is done,
-// then those left are answered with the same error. Close returns once the
-// actor has stopped: nil when everything drained, ctx's error otherwise.
+// then those left are answered with the same error (at once, when ctx is
+// already done). Close returns once the actor has stopped: nil when
+// everything drained, ctx's error otherwise.
 // Close does not close the inner service.
 func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.mb.Close(s.closedError(nil))
-		s.mb.PostControl(drainMsg)
+		if ctx.Err() == nil {
+			s.mb.PostControl(drainMsg)
+		}
 	})
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
+	if ctx.Err() == nil {
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+		}
 	}
 	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done

@@ -71,6 +71,10 @@ type Config struct {
 	HoldUntilOutcome bool
 	// Spin is passed to the mailbox (mailbox.Spin).
 	Spin int
+	// Inline is how many messages a sender that finds the stage idle may
+	// process on its own goroutine (mailbox.Inline; default 32); -1 turns it
+	// off, so that every message wakes the stage's own goroutine.
+	Inline int
 }
 
 // ErrBadConfig is matched by the error of a stage built with a bad
@@ -105,6 +109,7 @@ type Stage[Req, Res any] struct {
 	parkedDone *parkedCtxDone        // reused: one parked request at a time
 	watchFn    func()                // made once: posts parkedDone
 	ctx        actor.Context         // actor; the context of the message in hand
+	actx       actor.Context         // actor; the actor's context, set when it starts
 	failure    error                 // actor; the last panic
 	culprits   []*Envelope[Req, Res] // actor; the requests in hand when it panicked
 	inHand     *Envelope[Req, Res]   // actor; the request being forwarded
@@ -157,7 +162,11 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
 	}
-	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked), mailbox.Spin(cfg.Spin))
+	if cfg.Inline == 0 {
+		cfg.Inline = 32
+	}
+	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
+		mailbox.Spin(cfg.Spin), mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
 	if err != nil {
 		return nil, errors.Join(ErrBadConfig, err)
 	}
@@ -209,6 +218,39 @@ func (a *stageActor[Req, Res]) Receive(c actor.Context) {
 	s := (*Stage[Req, Res])(a)
 	s.ctx = c
 	switch m := c.Message().(type) {
+	case *actor.Started:
+		s.actx = c // the same context for the actor's whole life, restarts included
+	case *actor.Restarting:
+		s.onRestarting()
+	case *actor.Stopped:
+		s.onStopped()
+	case *actor.Stopping, *actor.Restart:
+	default:
+		s.handle(m)
+	}
+	if s.closing != open {
+		s.maybeStop()
+	}
+}
+
+// direct is the mailbox's direct handler (mailbox.Direct): the stage's own
+// messages skip protoactor's per-message dispatch. It declines until the
+// actor has started (and so has its context).
+func (s *Stage[Req, Res]) direct(msg any) bool {
+	if s.actx == nil {
+		return false
+	}
+	s.ctx = s.actx
+	s.handle(msg)
+	if s.closing != open {
+		s.maybeStop()
+	}
+	return true
+}
+
+// handle processes a request or a control message (actor goroutine).
+func (s *Stage[Req, Res]) handle(msg any) {
+	switch m := msg.(type) {
 	case *Envelope[Req, Res]:
 		s.onRequest(m)
 	case *grantMsg[Req, Res]:
@@ -217,18 +259,9 @@ func (a *stageActor[Req, Res]) Receive(c actor.Context) {
 		s.onParkedCtxDone()
 	case *closeMsg:
 		s.onClose(m)
-	case *actor.Restarting:
-		s.onRestarting()
-	case *actor.Stopped:
-		s.onStopped()
-	case *actor.Started, *actor.Stopping, *actor.Restart:
 	default:
 		s.beh.Control(s, m)
 	}
-	if s.closing != open {
-		s.maybeStop()
-	}
-	s.ctx = nil
 }
 
 // onRequest handles a request taken from the mailbox.

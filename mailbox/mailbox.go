@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"errors"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -37,6 +36,7 @@ type Mailbox struct {
 	nsys, nurg, nctl, nuser atomic.Int32
 
 	state   atomic.Int32  // loop*; see schedule and park
+	stopped atomic.Bool   // q.stopped, for the run loop's checks without the lock
 	wake    chan struct{} // one token per parked -> running transition
 	invoker actor.MessageInvoker
 
@@ -48,6 +48,8 @@ type Mailbox struct {
 	dropped  func(msg any, err error)
 	panicked func(msg any, reason any)
 	spin     int
+	inline   int                // messages a poster may process on its own goroutine; 0: never
+	direct   func(msg any) bool // see Direct
 }
 
 // Option configures a Mailbox.
@@ -67,6 +69,18 @@ func OnPanic(f func(msg any, reason any)) Option { return func(m *Mailbox) { m.p
 // Spin sets how many times the idle run loop yields before it parks (default
 // 0). On a loaded machine a short spin saves a park and wake per message.
 func Spin(n int) Option { return func(m *Mailbox) { m.spin = n } }
+
+// Direct sets a handler tried first for user and control messages, on the
+// actor's goroutine: when it returns true the message was handled, without
+// protoactor's per-message dispatch (its receive-timeout, metrics and
+// middleware plumbing, none of which a stage uses). Messages it declines go
+// to the actor as usual. System messages always go to protoactor.
+func Direct(h func(msg any) bool) Option { return func(m *Mailbox) { m.direct = h } }
+
+// Inline lets a poster that finds the actor idle run it on its own
+// goroutine, for up to budget messages, instead of waking the actor's
+// goroutine (see run.go). 0 turns it off.
+func Inline(budget int) Option { return func(m *Mailbox) { m.inline = budget } }
 
 // New returns a mailbox with room for size user messages.
 func New(size int, opts ...Option) (*Mailbox, error) {
@@ -201,6 +215,7 @@ func (m *Mailbox) Stop() {
 	m.Close(ErrStopped)
 	m.q.mu.Lock()
 	m.q.stopped = true
+	m.stopped.Store(true)
 	var msgs []any
 	for m.q.user.size > 0 {
 		msgs = append(msgs, m.q.user.pop())
@@ -229,154 +244,5 @@ func (m *Mailbox) stopError() error {
 func (m *Mailbox) drop(msg any, err error) {
 	if m.dropped != nil {
 		m.dropped(msg, err)
-	}
-}
-
-// schedule makes sure the run loop will look at the queues.
-func (m *Mailbox) schedule() {
-	for {
-		switch s := m.state.Load(); s {
-		case loopRunning, loopStopped:
-			return
-		case loopParked:
-			if m.state.CompareAndSwap(s, loopRunning) {
-				m.wake <- struct{}{}
-				return
-			}
-		case loopIdle:
-			if m.state.CompareAndSwap(s, loopRunning) {
-				go m.run()
-				return
-			}
-		}
-	}
-}
-
-// hasWork reports whether the run loop has a message it may process now,
-// given whether it is suspended and whether user messages are paused.
-func (m *Mailbox) hasWork(suspended, userPaused bool) bool {
-	if m.nsys.Load() > 0 || m.nurg.Load() > 0 {
-		return true
-	}
-	if suspended {
-		return false
-	}
-	return m.nctl.Load() > 0 || (!userPaused && m.nuser.Load() > 0)
-}
-
-// run is the actor's goroutine: it processes messages until there are none,
-// then parks, or exits when the actor never had real work or has stopped.
-func (m *Mailbox) run() {
-	for {
-		m.drain()
-		m.q.mu.Lock()
-		stopped := m.q.stopped
-		m.q.mu.Unlock()
-		if stopped {
-			m.state.Store(loopStopped)
-			return
-		}
-		if m.idle() {
-			return
-		}
-	}
-}
-
-// idle waits for work after a spin; it reports true when the goroutine
-// should exit instead.
-func (m *Mailbox) idle() bool {
-	// The flags are the actor's: read them now. Once the state says idle or
-	// parked, a poster may hand the actor to another goroutine, and this one
-	// must touch nothing of the actor's any more.
-	suspended, paused := m.suspended, m.userPaused
-	for range m.spin {
-		runtime.Gosched()
-		if m.hasWork(suspended, paused) {
-			return false
-		}
-	}
-	next := loopParked
-	if !m.active {
-		next = loopIdle // spawned but never used: hold no goroutine
-	}
-	m.state.Store(next)
-	if m.hasWork(suspended, paused) && m.state.CompareAndSwap(next, loopRunning) {
-		return false
-	}
-	if next == loopIdle {
-		// Either nothing came, or a poster moved the state to running and
-		// started another goroutine: both mean this one ends.
-		return true
-	}
-	<-m.wake // a poster moved the state to running and sends one token
-	return false
-}
-
-// Queue a message came from.
-const (
-	kindNone = iota
-	kindSystem
-	kindControl
-	kindUser
-)
-
-// next pops the next message the actor may process.
-func (m *Mailbox) next() (any, int) {
-	m.q.mu.Lock()
-	defer m.q.mu.Unlock()
-	switch {
-	case m.q.system.len() > 0:
-		m.nsys.Add(-1)
-		return m.q.system.pop(), kindSystem
-	case m.q.stopped:
-		return nil, kindNone
-	case m.q.urgent.len() > 0:
-		m.nurg.Add(-1)
-		return m.q.urgent.pop(), kindControl
-	case m.suspended:
-		return nil, kindNone
-	case m.q.control.len() > 0:
-		m.nctl.Add(-1)
-		return m.q.control.pop(), kindControl
-	case !m.userPaused && m.q.user.size > 0:
-		m.nuser.Add(-1)
-		return m.q.user.pop(), kindUser
-	}
-	return nil, kindNone
-}
-
-// drain processes messages until none may run. A panic is told to OnPanic
-// with the message being processed, then escalated to the actor's
-// supervisor, which suspends the mailbox until it restarts or stops the actor.
-func (m *Mailbox) drain() {
-	var msg any
-	defer func() {
-		if r := recover(); r != nil {
-			if m.panicked != nil {
-				m.panicked(msg, r)
-			}
-			m.invoker.EscalateFailure(r, msg)
-		}
-	}()
-	for {
-		var kind int
-		msg, kind = m.next()
-		switch kind {
-		case kindNone:
-			return
-		case kindSystem:
-			switch msg.(type) {
-			case *actor.SuspendMailbox:
-				m.suspended = true
-			case *actor.ResumeMailbox:
-				m.suspended = false
-			default:
-				m.invoker.InvokeSystemMessage(msg)
-			}
-		default:
-			m.active = true
-			m.invoker.InvokeUserMessage(msg)
-		}
-		msg = nil
 	}
 }

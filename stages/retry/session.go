@@ -26,6 +26,8 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	pol    T                          // this session's copy of the policy
 	req    Req                        // the copy for the next attempt
 	again  bool                       // req is a copy: the outcome goes to the policy
+	res    Res                        // the attempt's outcome, while the policy judges it:
+	err    error                      // fields, so that handing their addresses costs no allocation
 	state  atomic.Int32
 	refs   atomic.Int32 // 1 while in flight, +1 per attempt whose outcome is pending
 	gen    uint64       // actor; bumped at every reuse, so stale messages are ignored
@@ -59,8 +61,8 @@ func (ss *session[Req, Res, T, P]) send() {
 	if ss.sent == 0 {
 		req = ss.parent.Req
 	} else {
-		req = ss.req
-		ss.req, ss.again = P(&ss.pol).CloneRequest(&req)
+		req = ss.req // the copy goes; CloneRequest copies it again for the next
+		ss.req, ss.again = P(&ss.pol).CloneRequest(&ss.req)
 	}
 	ss.sent++
 	ss.stopWatch()
@@ -85,7 +87,11 @@ func (ss *session[Req, Res, T, P]) Complete(_ *actors.Envelope[Req, Res], _ *act
 		ss.finish(res, err) // nobody waits for this session any more (a timeout above, the caller gone)
 		return res, err, false
 	}
-	w, again := P(&ss.pol).Retry(&ss.req, &res, &err)
+	ss.res, ss.err = res, err
+	w, again := P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err)
+	res, err = ss.res, ss.err
+	var zero Res
+	ss.res, ss.err = zero, nil
 	if again && ss.b.budget != nil && !ss.b.budget.Withdraw() {
 		again = false // the budget is spent: the last outcome stands (RT11)
 	}

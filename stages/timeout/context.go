@@ -3,6 +3,7 @@ package timeout
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,9 +16,9 @@ type callCtx struct {
 	deadline        time.Time // set at creation, never changed
 
 	mu   sync.Mutex
-	done chan struct{} // made on first Done; guarded by mu
-	err  error         // set once by cancel; guarded by mu
-	stop func() bool   // unlinks from the parent's cancellation; guarded by mu
+	done chan struct{}         // made on first Done; guarded by mu
+	err  atomic.Pointer[error] // set once by cancel, under mu; read without it
+	stop func() bool           // unlinks from the parent's cancellation; guarded by mu
 }
 
 var closedChan = func() chan struct{} {
@@ -39,7 +40,7 @@ func (c *callCtx) Done() <-chan struct{} {
 	if c.done != nil {
 		return c.done
 	}
-	if c.err != nil {
+	if c.err.Load() != nil {
 		c.done = closedChan
 		return c.done
 	}
@@ -51,11 +52,8 @@ func (c *callCtx) Done() <-chan struct{} {
 }
 
 func (c *callCtx) Err() error {
-	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	if err != nil {
-		return err
+	if err := c.err.Load(); err != nil {
+		return *err
 	}
 	return c.Context.Err()
 }
@@ -63,11 +61,11 @@ func (c *callCtx) Err() error {
 // cancel ends the context with err; only the first call counts.
 func (c *callCtx) cancel(err error) {
 	c.mu.Lock()
-	if c.err != nil {
+	if c.err.Load() != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.err = err
+	c.err.Store(&err)
 	if c.done != nil {
 		close(c.done)
 	} else {

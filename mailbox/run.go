@@ -1,0 +1,216 @@
+package mailbox
+
+import (
+	"runtime"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// The run loop. One goroutine at a time owns the actor: the state (loop*)
+// says whether one does, and only a CompareAndSwap to loopRunning takes
+// ownership. The owner is the actor's own goroutine, or (with Inline) a
+// poster that found the actor idle: it runs the actor on its goroutine for
+// a budget of messages, then hands it back (to no one, when the queues are
+// empty; to the actor's goroutine, woken or started, when work remains).
+// A stage's handler never blocks, and an actor cannot be entered twice
+// while running, so a request passing idle stages crosses no goroutine at
+// all: posting to the next stage runs it, nested, until the leaf hands the
+// call back to its caller. See ARCHITECTURE.md for the measurements.
+
+// schedule makes sure the run loop will look at the queues.
+func (m *Mailbox) schedule() {
+	for {
+		switch s := m.state.Load(); s {
+		case loopRunning, loopStopped:
+			return
+		case loopParked:
+			if m.state.CompareAndSwap(s, loopRunning) {
+				if m.inline > 0 {
+					m.runInline(true)
+				} else {
+					m.wake <- struct{}{}
+				}
+				return
+			}
+		case loopIdle:
+			if m.state.CompareAndSwap(s, loopRunning) {
+				if m.inline > 0 {
+					m.runInline(false)
+				} else {
+					go m.run()
+				}
+				return
+			}
+		}
+	}
+}
+
+// runInline runs the actor on the poster's goroutine, which owns it, for up
+// to m.inline messages, then hands it back. parked says whether the actor's
+// own goroutine exists (parked on wake) or not.
+func (m *Mailbox) runInline(parked bool) {
+	for {
+		budget := m.inline
+		m.drain(&budget)
+		if m.isStopped() {
+			m.state.Store(loopStopped)
+			if parked {
+				m.wake <- struct{}{} // let it see the stop and exit
+			}
+			return
+		}
+		suspended, paused := m.suspended, m.userPaused
+		if budget == 0 && m.hasWork(suspended, paused) {
+			// Work remains: the actor's goroutine takes over.
+			if parked {
+				m.wake <- struct{}{}
+			} else {
+				go m.run()
+			}
+			return
+		}
+		next := loopIdle
+		if parked {
+			next = loopParked
+		}
+		m.state.Store(next)
+		if !m.hasWork(suspended, paused) || !m.state.CompareAndSwap(next, loopRunning) {
+			return
+		}
+	}
+}
+
+func (m *Mailbox) isStopped() bool { return m.state.Load() == loopStopped || m.stopped.Load() }
+
+// hasWork reports whether the run loop has a message it may process now,
+// given whether it is suspended and whether user messages are paused.
+func (m *Mailbox) hasWork(suspended, userPaused bool) bool {
+	if m.nsys.Load() > 0 || m.nurg.Load() > 0 {
+		return true
+	}
+	if suspended {
+		return false
+	}
+	return m.nctl.Load() > 0 || (!userPaused && m.nuser.Load() > 0)
+}
+
+// run is the actor's goroutine: it processes messages until there are none,
+// then parks, or exits when the actor never had real work or has stopped.
+func (m *Mailbox) run() {
+	for {
+		budget := -1
+		m.drain(&budget)
+		if m.isStopped() {
+			m.state.Store(loopStopped)
+			return
+		}
+		if m.idle() {
+			return
+		}
+	}
+}
+
+// idle waits for work after a spin; it reports true when the goroutine
+// should exit instead.
+func (m *Mailbox) idle() bool {
+	// The flags are the actor's: read them now. Once the state says idle or
+	// parked, a poster may hand the actor to another goroutine, and this one
+	// must touch nothing of the actor's any more.
+	suspended, paused := m.suspended, m.userPaused
+	for range m.spin {
+		runtime.Gosched()
+		if m.hasWork(suspended, paused) {
+			return false
+		}
+	}
+	next := loopParked
+	if !m.active {
+		next = loopIdle // spawned but never used: hold no goroutine
+	}
+	m.state.Store(next)
+	if m.hasWork(suspended, paused) && m.state.CompareAndSwap(next, loopRunning) {
+		return false
+	}
+	if next == loopIdle {
+		// Either nothing came, or a poster moved the state to running and
+		// started another goroutine: both mean this one ends.
+		return true
+	}
+	<-m.wake // a poster moved the state to running and sends one token
+	return false
+}
+
+// Queue a message came from.
+const (
+	kindNone = iota
+	kindSystem
+	kindControl
+	kindUser
+)
+
+// next pops the next message the actor may process.
+func (m *Mailbox) next() (any, int) {
+	m.q.mu.Lock()
+	defer m.q.mu.Unlock()
+	switch {
+	case m.q.system.len() > 0:
+		m.nsys.Add(-1)
+		return m.q.system.pop(), kindSystem
+	case m.q.stopped:
+		return nil, kindNone
+	case m.q.urgent.len() > 0:
+		m.nurg.Add(-1)
+		return m.q.urgent.pop(), kindControl
+	case m.suspended:
+		return nil, kindNone
+	case m.q.control.len() > 0:
+		m.nctl.Add(-1)
+		return m.q.control.pop(), kindControl
+	case !m.userPaused && m.q.user.size > 0:
+		m.nuser.Add(-1)
+		return m.q.user.pop(), kindUser
+	}
+	return nil, kindNone
+}
+
+// drain processes messages until none may run, or *budget of them (a
+// negative budget has no limit). A panic is told to OnPanic with the
+// message being processed, then escalated to the actor's supervisor, which
+// suspends the mailbox until it restarts or stops the actor.
+func (m *Mailbox) drain(budget *int) {
+	var msg any
+	defer func() {
+		if r := recover(); r != nil {
+			if m.panicked != nil {
+				m.panicked(msg, r)
+			}
+			m.invoker.EscalateFailure(r, msg)
+		}
+	}()
+	for *budget != 0 {
+		var kind int
+		msg, kind = m.next()
+		switch kind {
+		case kindNone:
+			return
+		case kindSystem:
+			switch msg.(type) {
+			case *actor.SuspendMailbox:
+				m.suspended = true
+			case *actor.ResumeMailbox:
+				m.suspended = false
+			default:
+				m.invoker.InvokeSystemMessage(msg)
+			}
+		default:
+			m.active = true
+			if m.direct == nil || !m.direct(msg) {
+				m.invoker.InvokeUserMessage(msg)
+			}
+		}
+		msg = nil
+		if *budget > 0 {
+			*budget--
+		}
+	}
+}
