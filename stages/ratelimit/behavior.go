@@ -29,6 +29,7 @@ type behavior[Req, Res any] struct {
 	// every window or spacing interval, never replaced (SPEC RL5): no timer
 	// is allocated per window or per request. Safe for concurrent use.
 	alarm *actors.Alarm
+	clock actors.Clock // made with the stage
 
 	mu      sync.Mutex
 	lim     limiter // guarded by mu; changed by the actor only
@@ -44,7 +45,7 @@ type behavior[Req, Res any] struct {
 }
 
 func newBehavior[Req, Res any](lim limiter) *behavior[Req, Res] {
-	return &behavior[Req, Res]{lim: lim}
+	return &behavior[Req, Res]{lim: lim, clock: actors.NewClock()}
 }
 
 // attach gives the behavior its stage's alarm; called once, right after
@@ -60,7 +61,7 @@ func (b *behavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelo
 		s.PauseRequests(true)
 		return
 	}
-	if !b.spend(s, time.Now()) {
+	if !b.spend(s, b.clock.Now()) {
 		b.kept = append(b.kept, e)
 		return
 	}
@@ -92,7 +93,7 @@ func (b *behavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
 		return
 	}
 	b.alarm.Fired()
-	now := time.Now()
+	now := b.clock.Now()
 	b.mu.Lock()
 	b.wakes++
 	b.lim.wake(now)

@@ -33,7 +33,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	for _, o := range opts {
 		o(&cfg)
 	}
-	b := &behavior[Req, Res]{d: d, err: &Error{After: d}}
+	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: actors.NewClock()}
 	b.heap.Less = func(x, y *actors.Frame[Req, Res]) bool { return x.Deadline.Before(y.Deadline) }
 	b.heap.SetIndex = func(f *actors.Frame[Req, Res], i int) { f.Index = i }
 	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
@@ -69,6 +69,7 @@ type behavior[Req, Res any] struct {
 	actors.Passthrough[Req, Res]
 	d     time.Duration
 	err   *Error // the outcome of every expired call; never changed
+	clock actors.Clock
 	alarm *actors.Alarm
 
 	mu   sync.Mutex
@@ -82,7 +83,7 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	if err != nil {
 		return err
 	}
-	ctx := &callCtx{Context: e.Ctx, deadline: time.Now().Add(b.d)}
+	ctx := &callCtx{Context: e.Ctx, deadline: b.clock.Now().Add(b.d)}
 	f.Deadline, f.Aux = ctx.deadline, ctx
 	e.Ctx = ctx
 	e.Ref() // the heap's reference
@@ -110,7 +111,7 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 		ctx.release()
 		e.Unref()
 	}
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
 		err = b.err // the work gave up at our deadline: say so
 	}
 	return res, err, false
@@ -123,7 +124,7 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 		return
 	}
 	b.alarm.Fired()
-	now := time.Now()
+	now := b.clock.Now()
 	for {
 		b.mu.Lock()
 		if b.heap.Len() == 0 {
