@@ -47,6 +47,21 @@ func (s *Stage[Req, Res]) onClose(m *closeMsg) {
 		s.abort(s.closedError(nil))
 	} else if s.closing == open {
 		s.closing = draining
+		s.draining.Store(true)
+	}
+}
+
+// recheckMsg asks a draining stage to look again whether it holds nothing.
+type recheckMsg struct{}
+
+// Recheck tells a draining stage that its behavior may have become idle on
+// another goroutine (the last call a timeout watched finished where its
+// outcome was produced): the stage looks again whether it can stop. It
+// costs an atomic load unless the stage is draining. Safe from any
+// goroutine.
+func (s *Stage[Req, Res]) Recheck() {
+	if s.draining.Load() {
+		s.mb.PostControl(recheckMsg{})
 	}
 }
 
@@ -149,7 +164,7 @@ func (s *Stage[Req, Res]) dropped(msg any, err error) {
 		if m.err == nil {
 			m.inner.Unreserve()
 		}
-	case *closeMsg, *parkedCtxDone:
+	case *closeMsg, *parkedCtxDone, recheckMsg:
 	default:
 		s.beh.Dropped(msg, err)
 	}

@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-go/troupe"
@@ -117,6 +118,7 @@ type Stage[Req, Res any] struct {
 	closeErr   error                 // actor; what queued and held requests get when aborted
 
 	closeOnce sync.Once
+	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
 	done      chan struct{} // closed when the actor has stopped
 }
 
@@ -259,6 +261,7 @@ func (s *Stage[Req, Res]) handle(msg any) {
 		s.onParkedCtxDone()
 	case *closeMsg:
 		s.onClose(m)
+	case recheckMsg: // the caller runs maybeStop
 	default:
 		s.beh.Control(s, m)
 	}

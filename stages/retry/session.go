@@ -124,8 +124,12 @@ func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
 	b := ss.b
 	b.mu.Lock()
 	b.live.remove(ss)
+	idle := b.live.n == 0
 	b.mu.Unlock()
 	b.st.Respond(ss.parent, res, err)
+	if idle {
+		b.st.Recheck() // a draining stage may stop now
+	}
 	ss.unref()
 }
 

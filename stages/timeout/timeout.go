@@ -41,6 +41,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 		return nil, errors.Join(errors.New("timeout: spawn"), err)
 	}
 	b.alarm = st.NewAlarm(expireMsg{})
+	b.st = st
 	return &Timeout[Req, Res]{Stage: st, b: b}, nil
 }
 
@@ -71,6 +72,7 @@ type behavior[Req, Res any] struct {
 	err   *Error // the outcome of every expired call; never changed
 	clock actors.Clock
 	alarm *actors.Alarm
+	st    *actors.Stage[Req, Res]
 
 	mu   sync.Mutex
 	heap dheap.Heap[*actors.Frame[Req, Res]] // frames of calls in flight, by deadline; guarded by mu
@@ -105,7 +107,11 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 	if mine {
 		b.heap.Remove(f.Index)
 	}
+	idle := b.heap.Len() == 0
 	b.mu.Unlock()
+	if mine && idle {
+		b.st.Recheck() // a draining stage may stop now
+	}
 	ctx := f.Aux.(*callCtx)
 	if mine {
 		ctx.release()

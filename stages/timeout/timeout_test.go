@@ -294,3 +294,30 @@ func ExampleNew() {
 	fmt.Println(errors.Is(err, timeout.ErrTimeout), err)
 	// Output: true timeout: request timed out after 10ms
 }
+
+// Regression: a closing timeout stage whose last call finished on the
+// caller's goroutine was not told: Close waited for its context instead of
+// returning when the call did.
+//
+// spec: ACT5
+func TestCloseReturnsWhenTheLastCallInFlightFinishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		to, h := overMock(t, time.Hour)
+		ctx := context.Background()
+		h.Allow(1)
+		a := call(ctx, to, 1)
+		req := h.Next(ctx)
+		closed := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			cctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			closed <- to.Close(cctx)
+		}()
+		time.Sleep(300 * time.Millisecond)
+		req.Respond(10)
+		assert.Equal(t, 10, (<-a).v)
+		assert.NoError(t, <-closed, "drained")
+		assert.Equal(t, 300*time.Millisecond, time.Since(start), "as soon as the call finished, not at Close's deadline")
+	})
+}
