@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-go/troupe"
 )
 
@@ -75,8 +77,15 @@ func (s *Stage[Req, Res]) abort(err error) {
 	s.mb.Close(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
-	s.ctx.Stop(s.ctx.Self())
+	s.stopSelf()
 }
+
+// stopSelf stops the actor by posting protoactor's Stop straight into its
+// mailbox. NOTE: not ctx.Stop(ctx.Self()): that resolves the PID, which
+// caches the process in the PID object, and protoactor's children set keeps
+// removed PIDs in its backing array (PIDSet.Remove does not clear the slot),
+// so the stopped stage would stay reachable from its host's supervisor.
+func (s *Stage[Req, Res]) stopSelf() { s.mb.PostSystemMessage(&actor.Stop{}) }
 
 // maybeStop stops a draining stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
@@ -85,7 +94,7 @@ func (s *Stage[Req, Res]) maybeStop() {
 	}
 	s.closing = aborting // nothing left to drain; anything late is refused
 	s.closeErr = s.closedError(nil)
-	s.ctx.Stop(s.ctx.Self())
+	s.stopSelf()
 }
 
 // onStopped ends the stage: its mailbox refuses everything from now on and

@@ -1,8 +1,10 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,7 +22,8 @@ type Host struct {
 	strategy Strategy
 
 	mu     sync.Mutex
-	stages []stopper                  // in spawn order (innermost first); guarded by mu
+	stages map[stopper]uint64         // live stages, by spawn order (innermost first); guarded by mu
+	seq    uint64                     // spawn counter; guarded by mu
 	closed bool                       // guarded by mu
 	timers map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
 }
@@ -43,7 +46,7 @@ func (h *Host) Name() string { return h.name }
 func (h *Host) PID() *actor.PID { return h.pid }
 
 func (s *System) newHost(name string, strategy Strategy) *Host {
-	h := &Host{sys: s, name: name, strategy: strategy}
+	h := &Host{sys: s, name: name, strategy: strategy, stages: map[stopper]uint64{}}
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisorActor{h: h} })
 	h.pid = s.as.Root.SpawnPrefix(props, name+"-")
 	return h
@@ -69,7 +72,8 @@ func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, e
 		h.mu.Unlock()
 		return nil, ErrShutdown
 	}
-	h.stages = append(h.stages, st)
+	h.seq++
+	h.stages[st] = h.seq
 	h.mu.Unlock()
 	req := &spawnReq{props: props, name: name, reply: make(chan spawnRes, 1)}
 	h.sys.as.Root.Send(h.pid, req)
@@ -83,12 +87,17 @@ func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, e
 func (h *Host) forget(st stopper) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i, s := range h.stages {
-		if s == st {
-			h.stages = append(h.stages[:i], h.stages[i+1:]...)
-			return
-		}
+	delete(h.stages, st)
+}
+
+// bySpawn returns the stages of m, most recently spawned first.
+func bySpawn[K comparable](m map[K]uint64) []K {
+	ks := make([]K, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
 	}
+	slices.SortFunc(ks, func(a, b K) int { return cmp.Compare(m[b], m[a]) })
+	return ks
 }
 
 // Close closes every stage of h, the most recently spawned (outermost)
@@ -101,19 +110,20 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
-	stages := h.stages
+	stages := bySpawn(h.stages)
 	for _, t := range h.timers {
 		t.Stop()
 	}
 	h.timers = nil
 	h.mu.Unlock()
 	var errs []error
-	for i := len(stages) - 1; i >= 0; i-- {
-		errs = append(errs, stages[i].Close(ctx))
+	for _, st := range stages {
+		errs = append(errs, st.Close(ctx))
 	}
 	stopped := make(chan struct{})
 	h.sys.as.Root.Send(h.pid, &stopReq{done: stopped})
 	<-stopped
+	h.sys.forgetHost(h)
 	return errors.Join(errs...)
 }
 

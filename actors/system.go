@@ -21,8 +21,9 @@ type System struct {
 	root   *Host
 
 	mu     sync.Mutex
-	hosts  []*Host // every host made in this system, root first; guarded by mu
-	closed bool    // guarded by mu
+	hosts  map[*Host]uint64 // hosts not closed yet, by creation order (root first); guarded by mu
+	seq    uint64           // host counter; guarded by mu
+	closed bool             // guarded by mu
 }
 
 // Option configures a System.
@@ -40,7 +41,7 @@ func NewSystem(opts ...Option) *System {
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return s.logger }))
 	s.root = s.newHost("troupe", DefaultStrategy())
-	s.hosts = append(s.hosts, s.root)
+	s.hosts = map[*Host]uint64{s.root: 0}
 	return s
 }
 
@@ -78,7 +79,8 @@ func (s *System) NewHost(name string, strategy Strategy) (*Host, error) {
 		return nil, ErrShutdown
 	}
 	h := s.newHost(name, strategy)
-	s.hosts = append(s.hosts, h)
+	s.seq++
+	s.hosts[h] = s.seq
 	return h, nil
 }
 
@@ -92,14 +94,22 @@ func (s *System) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	hosts := s.hosts
+	hosts := bySpawn(s.hosts)
 	s.mu.Unlock()
 	var errs []error
-	for i := len(hosts) - 1; i >= 0; i-- {
-		errs = append(errs, hosts[i].Close(ctx))
+	for _, h := range hosts {
+		errs = append(errs, h.Close(ctx))
 	}
 	s.as.Shutdown()
 	return errors.Join(errs...)
+}
+
+// forgetHost drops a closed host, so that closing a pipeline returns its
+// memory.
+func (s *System) forgetHost(h *Host) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.hosts, h)
 }
 
 // HostFrom returns the actors Host behind a troupe.Host: the root host of

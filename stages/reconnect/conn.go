@@ -92,7 +92,7 @@ func (c *conn[Target, Req, Res]) Receive(ctx actor.Context) {
 		}
 	case stopMsg:
 		c.stopping = true
-		ctx.Stop(ctx.Self())
+		c.mb.PostSystemMessage(&actor.Stop{}) // not ctx.Stop: see actors.Stage.stopSelf
 	case *actor.Restarting:
 		c.stopDial()
 	case *actor.Stopped:
