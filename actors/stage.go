@@ -59,6 +59,10 @@ func (Passthrough[Req, Res]) Idle() bool { return true }
 // Dropped does nothing.
 func (Passthrough[Req, Res]) Dropped(any, error) {}
 
+// defaultInline is Config.Inline's default (see ARCHITECTURE.md for the
+// measurements behind it).
+var defaultInline = 32
+
 // Config describes a stage to spawn.
 type Config struct {
 	// Name names the stage in errors and in its actor's PID.
@@ -165,7 +169,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		done:       make(chan struct{}),
 	}
 	if cfg.Inline == 0 {
-		cfg.Inline = 32
+		cfg.Inline = defaultInline
 	}
 	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
 		mailbox.Spin(cfg.Spin), mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))

@@ -10,8 +10,6 @@ import (
 	"github.com/troupe-go/troupe/stages/buffer"
 )
 
-func noop(_ context.Context, v int) (int, error) { return v, nil }
-
 // BenchmarkHop is one stage hop: reserve + call + reply through one stage
 // actor to a no-op function, beside an unbuffered channel round trip and
 // protoactor-go's RequestFuture round trip, in the same run.
