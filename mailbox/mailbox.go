@@ -143,32 +143,24 @@ func (m *Mailbox) Post(msg any) error {
 // PostControl queues a control message: it needs no slot and is delivered
 // even while user messages are paused. After the actor stopped it goes to
 // the OnDropped function instead.
-func (m *Mailbox) PostControl(msg any) {
-	m.q.mu.Lock()
-	if m.q.stopped {
-		m.q.mu.Unlock()
-		m.drop(msg, m.stopError())
-		return
-	}
-	m.q.control.push(msg)
-	m.nctl.Add(1)
-	m.q.mu.Unlock()
-	m.schedule()
-}
+func (m *Mailbox) PostControl(msg any) { m.postTo(&m.q.control, &m.nctl, msg) }
 
 // PostUrgent queues a control message that is delivered even while the
 // actor is suspended by its supervisor (awaiting a delayed restart), ahead
 // of other control messages: a stage's Close uses it to reach a failed
 // stage. After the actor stopped it goes to the OnDropped function.
-func (m *Mailbox) PostUrgent(msg any) {
+func (m *Mailbox) PostUrgent(msg any) { m.postTo(&m.q.urgent, &m.nurg, msg) }
+
+// postTo queues msg on q (counted by n), or drops it once the actor stopped.
+func (m *Mailbox) postTo(q *fifo, n *atomic.Int32, msg any) {
 	m.q.mu.Lock()
 	if m.q.stopped {
 		m.q.mu.Unlock()
 		m.drop(msg, m.stopError())
 		return
 	}
-	m.q.urgent.push(msg)
-	m.nurg.Add(1)
+	q.push(msg)
+	n.Add(1)
 	m.q.mu.Unlock()
 	m.schedule()
 }

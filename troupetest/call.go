@@ -2,6 +2,7 @@ package troupetest
 
 import (
 	"context"
+	"time"
 
 	"github.com/troupe-go/troupe"
 )
@@ -30,6 +31,25 @@ func GoWith[Req, Res any](ctx context.Context, p *troupe.Permit[Req, Res], req R
 	go func() {
 		v, err := p.Call(ctx, req)
 		ch <- Result[Res]{v, err}
+	}()
+	return ch
+}
+
+// Timed is the outcome of a call made with GoTimed, and how long it took
+// from GoTimed to the outcome (exact inside a synctest bubble).
+type Timed[Res any] struct {
+	Value Res
+	Err   error
+	Took  time.Duration
+}
+
+// GoTimed is Go, timed.
+func GoTimed[Req, Res any](ctx context.Context, svc troupe.Service[Req, Res], req Req) <-chan Timed[Res] {
+	ch := make(chan Timed[Res], 1)
+	start := time.Now()
+	go func() {
+		v, err := troupe.Do(ctx, svc, req)
+		ch <- Timed[Res]{v, err, time.Since(start)}
 	}()
 	return ch
 }

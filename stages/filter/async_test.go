@@ -33,7 +33,7 @@ func TestF2_InnerIsCalledOnlyAfterTheCheckPasses(t *testing.T) {
 		ctx := context.Background()
 		h.Allow(10)
 
-		a := call(ctx, f, 2)
+		a := troupetest.GoTimed[int, int](ctx, f, 2)
 		cc := <-c.calls
 		assert.Equal(t, 2, cc.v)
 		time.Sleep(time.Minute) // the check takes its time
@@ -44,13 +44,13 @@ func TestF2_InnerIsCalledOnlyAfterTheCheckPasses(t *testing.T) {
 		req := h.Next(ctx)
 		assert.Equal(t, 20, req.Value, "the check's rewritten request is sent (F3)")
 		req.Respond(200)
-		assert.Equal(t, result{v: 200, at: time.Minute}, <-a)
+		assert.Equal(t, troupetest.Timed[int]{Value: 200, Took: time.Minute}, <-a)
 
-		b := call(ctx, f, 3)
+		b := troupetest.GoTimed[int, int](ctx, f, 3)
 		(<-c.calls).reject(errOdd)
 		r := <-b
-		assert.ErrorIs(t, r.err, filter.ErrRejected)
-		assert.ErrorIs(t, r.err, errOdd)
+		assert.ErrorIs(t, r.Err, filter.ErrRejected)
+		assert.ErrorIs(t, r.Err, errOdd)
 		synctest.Wait()
 		assert.EqualValues(t, 1, h.Calls(), "a rejected request never reaches the inner service")
 		assert.Zero(t, f.Checking())
@@ -65,9 +65,9 @@ func TestF2_ChecksRunOffTheActorAndAreBoundedByCapacity(t *testing.T) {
 		f, h := newAsync(t, c, filter.Capacity(3))
 		ctx := context.Background()
 		h.Allow(10)
-		var res []<-chan result
+		var res []<-chan troupetest.Timed[int]
 		for i := range 4 {
-			res = append(res, call(ctx, f, i))
+			res = append(res, troupetest.GoTimed[int, int](ctx, f, i))
 		}
 		var ccs []*checkCall
 		for range 3 {
@@ -89,8 +89,8 @@ func TestF2_ChecksRunOffTheActorAndAreBoundedByCapacity(t *testing.T) {
 		req.Respond(req.Value)
 		for i, ch := range res {
 			r := <-ch
-			require.NoError(t, r.err)
-			assert.Equal(t, i+100, r.v)
+			require.NoError(t, r.Err)
+			assert.Equal(t, i+100, r.Value)
 		}
 	})
 }
@@ -103,15 +103,15 @@ func TestF2_CheckIsContextAware(t *testing.T) {
 		f, h := newAsync(t, c)
 		h.Allow(10)
 		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "caller's"))
-		a := call(ctx, f, 2)
+		a := troupetest.GoTimed[int, int](ctx, f, 2)
 		cc := <-c.calls
 		assert.Equal(t, "caller's", cc.ctx.Value(key{}), "the check sees the request's context")
 		time.Sleep(time.Second)
 		cancel()
 		<-cc.ctx.Done()
 		r := <-a
-		assert.ErrorIs(t, r.err, context.Canceled)
-		assert.Equal(t, time.Second, r.at)
+		assert.ErrorIs(t, r.Err, context.Canceled)
+		assert.Equal(t, time.Second, r.Took)
 		synctest.Wait()
 		assert.Zero(t, f.Checking())
 		assert.Zero(t, f.Mailbox().Stats().Used)
@@ -122,10 +122,10 @@ func TestF2_CheckIsContextAware(t *testing.T) {
 		c.ignoreCtx = true
 		dctx, cancel2 := context.WithTimeout(context.Background(), time.Second)
 		defer cancel2()
-		b := call(dctx, f, 4)
+		b := troupetest.GoTimed[int, int](dctx, f, 4)
 		cc = <-c.calls
 		r = <-b
-		assert.ErrorIs(t, r.err, context.DeadlineExceeded, "the caller gives up at its deadline")
+		assert.ErrorIs(t, r.Err, context.DeadlineExceeded, "the caller gives up at its deadline")
 		assert.Equal(t, 1, f.Checking(), "the stage still holds the request")
 		cc.pass(4)
 		synctest.Wait()
@@ -141,9 +141,9 @@ func TestF2_ChecksPassingWhileTheInnerIsNotReadyWaitTheirTurn(t *testing.T) {
 		c := newChecker()
 		f, h := newAsync(t, c, filter.Capacity(4))
 		ctx := context.Background()
-		var res []<-chan result
+		var res []<-chan troupetest.Timed[int]
 		for i := range 4 {
-			res = append(res, call(ctx, f, i))
+			res = append(res, troupetest.GoTimed[int, int](ctx, f, i))
 		}
 		var ccs []*checkCall
 		for range 4 {
@@ -166,7 +166,7 @@ func TestF2_ChecksPassingWhileTheInnerIsNotReadyWaitTheirTurn(t *testing.T) {
 			req.Respond(req.Value)
 		}
 		for i, ch := range res {
-			assert.Equal(t, i*10, (<-ch).v)
+			assert.Equal(t, i*10, (<-ch).Value)
 		}
 	})
 }
@@ -180,7 +180,7 @@ func TestF2_CloseWaitsForChecksThenFailsThem(t *testing.T) {
 		h.Allow(10)
 
 		// Close drains a check that finishes in time.
-		a := call(ctx, f, 2)
+		a := troupetest.GoTimed[int, int](ctx, f, 2)
 		cc := <-c.calls
 		closed := make(chan error, 1)
 		go func() { closed <- f.Close(ctx) }()
@@ -192,20 +192,20 @@ func TestF2_CloseWaitsForChecksThenFailsThem(t *testing.T) {
 		}
 		cc.pass(2)
 		h.Next(ctx).Respond(22)
-		assert.Equal(t, 22, (<-a).v)
+		assert.Equal(t, 22, (<-a).Value)
 		assert.NoError(t, <-closed)
 
 		// A check that does not finish before Close's context ends is
 		// answered with ErrClosed, and its context is cancelled.
 		g, _ := newAsync(t, c)
-		b := call(ctx, g, 4)
+		b := troupetest.GoTimed[int, int](ctx, g, 4)
 		cc = <-c.calls
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		assert.ErrorIs(t, g.Close(cctx), context.DeadlineExceeded)
 		r := <-b
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
-		assert.Equal(t, time.Second, r.at)
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.Equal(t, time.Second, r.Took)
 		<-cc.ctx.Done()
 		synctest.Wait()
 		assert.Zero(t, g.Checking())
@@ -219,15 +219,15 @@ func TestF2_RestartAnswersChecksInFlightOnce(t *testing.T) {
 		c := newChecker()
 		f, h := newAsync(t, c)
 		ctx := context.Background()
-		a := call(ctx, f, 1)
-		b := call(ctx, f, 2)
+		a := troupetest.GoTimed[int, int](ctx, f, 1)
+		b := troupetest.GoTimed[int, int](ctx, f, 2)
 		ca, cb := <-c.calls, <-c.calls
 		h.PanicOnReady("inner bug") // the stage panics when it asks for readiness
 		ca.pass(ca.v)
-		for _, ch := range []<-chan result{a, b} {
+		for _, ch := range []<-chan troupetest.Timed[int]{a, b} {
 			r := <-ch
-			assert.ErrorIs(t, r.err, troupe.ErrRestarted, "both requests the stage held")
-			assert.ErrorIs(t, r.err, troupe.ErrPanic)
+			assert.ErrorIs(t, r.Err, troupe.ErrRestarted, "both requests the stage held")
+			assert.ErrorIs(t, r.Err, troupe.ErrPanic)
 		}
 		<-cb.ctx.Done() // the other check was cancelled; its late result is ignored
 		synctest.Wait()
@@ -235,10 +235,10 @@ func TestF2_RestartAnswersChecksInFlightOnce(t *testing.T) {
 		assert.Zero(t, f.Mailbox().Stats().Used)
 
 		h.Allow(1)
-		d := call(ctx, f, 3)
+		d := troupetest.GoTimed[int, int](ctx, f, 3)
 		(<-c.calls).pass(3)
 		h.Next(ctx).Respond(30)
-		assert.Equal(t, 30, (<-d).v, "the restarted stage goes on")
+		assert.Equal(t, 30, (<-d).Value, "the restarted stage goes on")
 	})
 }
 
@@ -252,10 +252,10 @@ func TestAsyncCheckPanicAnswersThatRequest(t *testing.T) {
 			return v, nil
 		})
 		require.NoError(t, err)
-		r := <-call(context.Background(), f, 13)
-		assert.ErrorIs(t, r.err, troupe.ErrPanic)
+		r := <-troupetest.GoTimed[int, int](context.Background(), f, 13)
+		assert.ErrorIs(t, r.Err, troupe.ErrPanic)
 		var pe *troupe.PanicError
-		require.ErrorAs(t, r.err, &pe)
+		require.ErrorAs(t, r.Err, &pe)
 		assert.Equal(t, "asyncfilter check", pe.Where)
 		assert.Zero(t, h.Calls())
 	})

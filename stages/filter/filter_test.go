@@ -17,22 +17,6 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
-type result struct {
-	v   int
-	err error
-	at  time.Duration
-}
-
-func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
-	ch := make(chan result, 1)
-	start := time.Now()
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err, time.Since(start)}
-	}()
-	return ch
-}
-
 var errOdd = errors.New("odd numbers are not served")
 
 // evenOnly rejects odd requests and doubles even ones.
@@ -55,14 +39,14 @@ func TestF1_RejectedRequestReturnsThePredicatesErrorAndNeverReachesTheInner(t *t
 	synctest.Test(t, func(t *testing.T) {
 		f, h := newFilter(t, evenOnly)
 		h.Allow(10)
-		r := <-call(context.Background(), f, 3)
-		assert.ErrorIs(t, r.err, errOdd, "the predicate's error")
-		assert.ErrorIs(t, r.err, filter.ErrRejected, "and a rejection")
+		r := <-troupetest.GoTimed[int, int](context.Background(), f, 3)
+		assert.ErrorIs(t, r.Err, errOdd, "the predicate's error")
+		assert.ErrorIs(t, r.Err, filter.ErrRejected, "and a rejection")
 		var re *filter.RejectedError
-		require.ErrorAs(t, r.err, &re)
+		require.ErrorAs(t, r.Err, &re)
 		assert.Equal(t, errOdd, re.Err)
-		assert.Equal(t, "filter: request rejected: odd numbers are not served", r.err.Error())
-		assert.Zero(t, r.at, "at once")
+		assert.Equal(t, "filter: request rejected: odd numbers are not served", r.Err.Error())
+		assert.Zero(t, r.Took, "at once")
 		synctest.Wait()
 		assert.Zero(t, h.Calls(), "the inner service was never called")
 		assert.Equal(t, 10, h.Allowed(), "nor asked for readiness")
@@ -75,10 +59,10 @@ func TestF1_ReadinessPassesThrough(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, h := newFilter(t, evenOnly, filter.Capacity(2))
 		ctx := context.Background()
-		a := call(ctx, f, 2)
+		a := troupetest.GoTimed[int, int](ctx, f, 2)
 		synctest.Wait()
 		assert.Equal(t, 1, h.Waiting(), "the stage waits for the inner service")
-		b := call(ctx, f, 4)
+		b := troupetest.GoTimed[int, int](ctx, f, 4)
 		synctest.Wait()
 		st := f.Mailbox().Stats()
 		assert.Equal(t, 2, st.Used)
@@ -93,14 +77,14 @@ func TestF1_ReadinessPassesThrough(t *testing.T) {
 			req := h.Next(ctx)
 			req.Respond(req.Value + 1)
 		}
-		assert.Equal(t, 5, (<-a).v)
-		assert.Equal(t, 9, (<-b).v)
+		assert.Equal(t, 5, (<-a).Value)
+		assert.Equal(t, 9, (<-b).Value)
 
 		// A readiness error breaks the stage (CORE7).
 		cause := errors.New("gone")
 		h.Break(cause)
-		r := <-call(ctx, f, 6)
-		assert.ErrorIs(t, r.err, cause)
+		r := <-troupetest.GoTimed[int, int](ctx, f, 6)
+		assert.ErrorIs(t, r.Err, cause)
 		_, err = f.Reserve(ctx)
 		assert.ErrorIs(t, err, troupe.ErrClosed)
 	})
@@ -112,11 +96,11 @@ func TestF3_PredicateRewritesTheRequest(t *testing.T) {
 		f, h := newFilter(t, evenOnly)
 		ctx := context.Background()
 		h.Allow(1)
-		c := call(ctx, f, 21*2)
+		c := troupetest.GoTimed[int, int](ctx, f, 21*2)
 		req := h.Next(ctx)
 		assert.Equal(t, 84, req.Value, "the inner service got the rewritten request")
 		req.Respond(req.Value)
-		assert.Equal(t, 84, (<-c).v)
+		assert.Equal(t, 84, (<-c).Value)
 	})
 }
 
@@ -129,14 +113,14 @@ func TestPredicatePanicAnswersThatRequestOnly(t *testing.T) {
 			return v, nil
 		})
 		ctx := context.Background()
-		r := <-call(ctx, f, 13)
-		assert.ErrorIs(t, r.err, troupe.ErrPanic)
-		assert.NotErrorIs(t, r.err, filter.ErrRejected)
-		assert.NotErrorIs(t, r.err, troupe.ErrRestarted, "the stage itself did not fail")
+		r := <-troupetest.GoTimed[int, int](ctx, f, 13)
+		assert.ErrorIs(t, r.Err, troupe.ErrPanic)
+		assert.NotErrorIs(t, r.Err, filter.ErrRejected)
+		assert.NotErrorIs(t, r.Err, troupe.ErrRestarted, "the stage itself did not fail")
 		h.Allow(1)
-		c := call(ctx, f, 1)
+		c := troupetest.GoTimed[int, int](ctx, f, 1)
 		h.Next(ctx).Respond(1)
-		assert.Equal(t, 1, (<-c).v, "the stage goes on")
+		assert.Equal(t, 1, (<-c).Value, "the stage goes on")
 	})
 }
 

@@ -18,22 +18,6 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
-type result struct {
-	v   int
-	err error
-	at  time.Duration
-}
-
-func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
-	ch := make(chan result, 1)
-	start := time.Now()
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err, time.Since(start)}
-	}()
-	return ch
-}
-
 func overMock(t *testing.T, opts ...loadshed.Option) (*loadshed.LoadShed[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
 	ls, err := loadshed.New[int, int](testsys.New(t), mock, opts...)
@@ -46,7 +30,7 @@ func TestLS1_ReserveIsAlwaysImmediate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ls, h := overMock(t)
 		ctx := context.Background()
-		a := call(ctx, ls, 1) // the inner is not ready: a waits in the stage's only slot
+		a := troupetest.GoTimed[int, int](ctx, ls, 1) // the inner is not ready: a waits in the stage's only slot
 		synctest.Wait()
 		require.Equal(t, 1, h.Waiting())
 		require.Equal(t, 1, ls.Mailbox().Stats().Used)
@@ -65,14 +49,14 @@ func TestLS1_ReserveIsAlwaysImmediate(t *testing.T) {
 		h.Allow(1)
 		req := h.Next(ctx)
 		req.Respond(10)
-		assert.Equal(t, 10, (<-a).v)
+		assert.Equal(t, 10, (<-a).Value)
 		synctest.Wait()
 
 		// The inner is ready again: the slot is free and the permit ordinary.
 		h.Allow(1)
-		b := call(ctx, ls, 2)
+		b := troupetest.GoTimed[int, int](ctx, ls, 2)
 		h.Next(ctx).Respond(20)
-		assert.Equal(t, result{v: 20}, <-b)
+		assert.Equal(t, troupetest.Timed[int]{Value: 20}, <-b)
 
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -87,13 +71,13 @@ func TestLS1_InnerReadinessErrorPassesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ls, h := overMock(t)
 		ctx := context.Background()
-		a := call(ctx, ls, 1)
+		a := troupetest.GoTimed[int, int](ctx, ls, 1)
 		synctest.Wait()
 		cause := errors.New("pool exhausted for good")
 		h.Break(cause)
 		r := <-a
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
-		assert.ErrorIs(t, r.err, cause)
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.Err, cause)
 
 		_, err := ls.Reserve(ctx)
 		assert.ErrorIs(t, err, cause, "reserving returns the inner readiness error")
@@ -119,7 +103,7 @@ func TestLS2_CallWhileNotReadyIsShedWithoutTouchingTheInner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ls, h := overMock(t)
 		ctx := context.Background()
-		a := call(ctx, ls, 1)
+		a := troupetest.GoTimed[int, int](ctx, ls, 1)
 		synctest.Wait()
 
 		// Reserve first, call later: the permit says what reserving saw.
@@ -134,9 +118,9 @@ func TestLS2_CallWhileNotReadyIsShedWithoutTouchingTheInner(t *testing.T) {
 		assert.ErrorIs(t, err, troupe.ErrPermitUsed, "an overloaded permit is still used once")
 
 		for i := range 5 {
-			r := <-call(ctx, ls, 10+i)
-			assert.ErrorIs(t, r.err, loadshed.ErrOverloaded)
-			assert.Zero(t, r.at)
+			r := <-troupetest.GoTimed[int, int](ctx, ls, 10+i)
+			assert.ErrorIs(t, r.Err, loadshed.ErrOverloaded)
+			assert.Zero(t, r.Took)
 		}
 		synctest.Wait()
 		assert.Zero(t, h.Calls(), "the inner service never saw a shed request")
@@ -146,8 +130,8 @@ func TestLS2_CallWhileNotReadyIsShedWithoutTouchingTheInner(t *testing.T) {
 		h.Allow(1)
 		h.Next(ctx).Respond(1)
 		r := <-a
-		assert.NoError(t, r.err)
-		assert.Equal(t, 1, r.v, "the request that waited is served")
+		assert.NoError(t, r.Err)
+		assert.Equal(t, 1, r.Value, "the request that waited is served")
 	})
 }
 
@@ -156,19 +140,19 @@ func TestLS2_CapacityIsHowManyMayWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ls, h := overMock(t, loadshed.Capacity(3))
 		ctx := context.Background()
-		var waiting []<-chan result
+		var waiting []<-chan troupetest.Timed[int]
 		for i := range 3 {
-			waiting = append(waiting, call(ctx, ls, i)) // one parked, two queued
+			waiting = append(waiting, troupetest.GoTimed[int, int](ctx, ls, i)) // one parked, two queued
 			synctest.Wait()
 		}
-		assert.ErrorIs(t, (<-call(ctx, ls, 9)).err, loadshed.ErrOverloaded)
+		assert.ErrorIs(t, (<-troupetest.GoTimed[int, int](ctx, ls, 9)).Err, loadshed.ErrOverloaded)
 		h.Allow(3)
 		for range 3 {
 			r := h.Next(ctx)
 			r.Respond(r.Value)
 		}
 		for i, c := range waiting {
-			assert.Equal(t, i, (<-c).v)
+			assert.Equal(t, i, (<-c).Value)
 		}
 	})
 }

@@ -28,23 +28,23 @@ func TestLS3_LoadShedOutsideLimitSheds(t *testing.T) {
 		ctx := context.Background()
 		h.Allow(10) // the inner service itself is always ready: only the limit says "not now"
 
-		a := call(ctx, st, 1)
+		a := troupetest.GoTimed[int, int](ctx, st, 1)
 		reqA := h.Next(ctx) // in flight: the limit's only permit is held until its outcome
-		b := call(ctx, st, 2)
+		b := troupetest.GoTimed[int, int](ctx, st, 2)
 		synctest.Wait() // b found the limit busy and waits in LoadShed's slot
 		for i := range 3 {
-			r := <-call(ctx, st, 3+i)
-			assert.ErrorIs(t, r.err, loadshed.ErrOverloaded, "shed at once")
-			assert.Zero(t, r.at)
+			r := <-troupetest.GoTimed[int, int](ctx, st, 3+i)
+			assert.ErrorIs(t, r.Err, loadshed.ErrOverloaded, "shed at once")
+			assert.Zero(t, r.Took)
 		}
 		assert.Nil(t, h.TryNext())
 
 		reqA.Respond(1)
-		assert.Equal(t, 1, (<-a).v)
+		assert.Equal(t, 1, (<-a).Value)
 		reqB := h.Next(ctx)
 		assert.Equal(t, 2, reqB.Value, "the waiting request goes as soon as the limit frees")
 		reqB.Respond(2)
-		assert.Equal(t, 2, (<-b).v)
+		assert.Equal(t, 2, (<-b).Value)
 		assert.EqualValues(t, 2, h.Calls())
 	})
 }
@@ -62,25 +62,25 @@ func TestLS3_LimitOutsideLoadShedNeverSheds(t *testing.T) {
 		ctx := context.Background()
 		h.Allow(10)
 
-		a := call(ctx, st, 1)
+		a := troupetest.GoTimed[int, int](ctx, st, 1)
 		reqA := h.Next(ctx)
-		var rest []<-chan result
+		var rest []<-chan troupetest.Timed[int]
 		for i := range 3 {
-			rest = append(rest, call(ctx, st, 2+i))
+			rest = append(rest, troupetest.GoTimed[int, int](ctx, st, 2+i))
 		}
 		synctest.Wait()
 		assert.Equal(t, 3, lim.Mailbox().Stats().Waiting, "the other callers just wait at the limit")
 		time.Sleep(time.Minute)
 		reqA.Respond(1)
-		assert.Equal(t, 1, (<-a).v)
+		assert.Equal(t, 1, (<-a).Value)
 		for range 3 {
 			r := h.Next(ctx)
 			r.Respond(r.Value)
 		}
 		for i, c := range rest {
 			r := <-c
-			require.NoError(t, r.err, "nothing is shed")
-			assert.Equal(t, 2+i, r.v)
+			require.NoError(t, r.Err, "nothing is shed")
+			assert.Equal(t, 2+i, r.Value)
 		}
 	})
 }
@@ -97,26 +97,26 @@ func TestLoadShedInsideAnotherStageIsAlwaysReady(t *testing.T) {
 		buf := st.Service.(*buffer.Buffer[int, int])
 		ctx := context.Background()
 
-		a := call(ctx, st, 1)
+		a := troupetest.GoTimed[int, int](ctx, st, 1)
 		synctest.Wait()
 		assert.Equal(t, 1, ls.Mailbox().Stats().Used, "a waits in LoadShed for the inner service")
 		assert.Equal(t, 0, buf.Mailbox().Stats().Used, "the buffer never waited for LoadShed")
 		for i := range 3 {
-			r := <-call(ctx, st, 2+i)
-			assert.ErrorIs(t, r.err, loadshed.ErrOverloaded)
-			assert.Zero(t, r.at)
+			r := <-troupetest.GoTimed[int, int](ctx, st, 2+i)
+			assert.ErrorIs(t, r.Err, loadshed.ErrOverloaded)
+			assert.Zero(t, r.Took)
 		}
 		assert.Zero(t, h.Calls())
 		assert.Equal(t, 0, buf.Mailbox().Stats().Used)
 
 		h.Allow(1)
 		h.Next(ctx).Respond(1)
-		assert.Equal(t, 1, (<-a).v)
+		assert.Equal(t, 1, (<-a).Value)
 
 		// A closed LoadShed is a broken inner service to the buffer.
 		require.NoError(t, ls.Close(ctx))
-		r := <-call(ctx, st, 5)
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
+		r := <-troupetest.GoTimed[int, int](ctx, st, 5)
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
 		_, err = buf.Reserve(ctx)
 		assert.ErrorIs(t, err, troupe.ErrClosed, "the buffer closed too")
 	})

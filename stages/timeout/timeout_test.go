@@ -18,22 +18,6 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
-type result struct {
-	v   int
-	err error
-	at  time.Duration
-}
-
-func call(ctx context.Context, s troupe.Service[int, int], v int) <-chan result {
-	ch := make(chan result, 1)
-	start := time.Now()
-	go func() {
-		out, err := troupe.Do(ctx, s, v)
-		ch <- result{out, err, time.Since(start)}
-	}()
-	return ch
-}
-
 func overMock(t *testing.T, d time.Duration, opts ...timeout.Option) (*timeout.Timeout[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
 	to, err := timeout.New[int, int](testsys.New(t), mock, d, opts...)
@@ -53,32 +37,32 @@ func TestT1_DeadlineStartsAtTheCallNotTheReservation(t *testing.T) {
 		// A second caller waits 5 s for the only slot, then calls; its
 		// downstream takes 900 ms: within the timeout, since reserving does
 		// not count.
-		done := make(chan result, 1)
+		done := make(chan troupetest.Timed[int], 1)
 		go func() {
 			q, err := to.Reserve(ctx)
 			if err != nil {
-				done <- result{err: err}
+				done <- troupetest.Timed[int]{Err: err}
 				return
 			}
 			start := time.Now()
 			v, err := q.Call(ctx, 2)
-			done <- result{v, err, time.Since(start)}
+			done <- troupetest.Timed[int]{Value: v, Err: err, Took: time.Since(start)}
 		}()
 		time.Sleep(5 * time.Second)
 		require.NoError(t, p.Release())
 		req := h.Next(ctx)
 		time.Sleep(900 * time.Millisecond)
 		req.Respond(20)
-		assert.Equal(t, result{v: 20, at: 900 * time.Millisecond}, <-done)
+		assert.Equal(t, troupetest.Timed[int]{Value: 20, Took: 900 * time.Millisecond}, <-done)
 
 		// The stage's own wait for its inner service happens after the call
 		// was made: it counts.
 		h2mock, h2 := troupetest.NewMock[int, int]()
 		to2, err := timeout.New[int, int](testsys.New(t), h2mock, time.Second)
 		require.NoError(t, err)
-		r := <-call(ctx, to2, 3)
-		assert.ErrorIs(t, r.err, timeout.ErrTimeout)
-		assert.Equal(t, time.Second+time.Nanosecond, r.at)
+		r := <-troupetest.GoTimed[int, int](ctx, to2, 3)
+		assert.ErrorIs(t, r.Err, timeout.ErrTimeout)
+		assert.Equal(t, time.Second+time.Nanosecond, r.Took)
 		assert.Zero(t, h2.Calls())
 	})
 }
@@ -101,11 +85,11 @@ func TestT2_ResponseAndDeadlineBothReadyResponseWins(t *testing.T) {
 			to, err := timeout.New[int, int](sys, f, time.Second)
 			require.NoError(t, err)
 			for range 20 {
-				r := <-call(context.Background(), to, 7)
+				r := <-troupetest.GoTimed[int, int](context.Background(), to, 7)
 				if tc.win {
-					assert.Equal(t, result{v: 7, at: time.Second}, r)
+					assert.Equal(t, troupetest.Timed[int]{Value: 7, Took: time.Second}, r)
 				} else {
-					assert.ErrorIs(t, r.err, timeout.ErrTimeout)
+					assert.ErrorIs(t, r.Err, timeout.ErrTimeout)
 				}
 			}
 			assert.Equal(t, 0, to.InFlight())
@@ -119,7 +103,7 @@ func TestT3_ExpiryCancelsTheWorkFreesTheTimerDiscardsLateResponse(t *testing.T) 
 		to, h := overMock(t, 2*time.Second)
 		ctx := context.Background()
 		h.Allow(1)
-		c := call(ctx, to, 1)
+		c := troupetest.GoTimed[int, int](ctx, to, 1)
 		req := h.Next(ctx)
 		dl, ok := req.Ctx.Deadline()
 		require.True(t, ok)
@@ -127,13 +111,13 @@ func TestT3_ExpiryCancelsTheWorkFreesTheTimerDiscardsLateResponse(t *testing.T) 
 		assert.Equal(t, 1, to.InFlight())
 
 		r := <-c
-		assert.Equal(t, 2*time.Second+time.Nanosecond, r.at)
-		assert.ErrorIs(t, r.err, timeout.ErrTimeout)
-		assert.ErrorIs(t, r.err, context.DeadlineExceeded)
+		assert.Equal(t, 2*time.Second+time.Nanosecond, r.Took)
+		assert.ErrorIs(t, r.Err, timeout.ErrTimeout)
+		assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
 		var te *timeout.Error
-		require.ErrorAs(t, r.err, &te)
+		require.ErrorAs(t, r.Err, &te)
 		assert.Equal(t, 2*time.Second, te.After)
-		assert.Equal(t, "timeout: request timed out after 2s", r.err.Error())
+		assert.Equal(t, "timeout: request timed out after 2s", r.Err.Error())
 
 		assert.ErrorIs(t, req.Ctx.Err(), context.DeadlineExceeded, "the inner work's context is cancelled")
 		select {
@@ -146,10 +130,10 @@ func TestT3_ExpiryCancelsTheWorkFreesTheTimerDiscardsLateResponse(t *testing.T) 
 		req.Respond(99) // late: discarded, not delivered, not leaked
 		synctest.Wait()
 		h.Allow(1)
-		c = call(ctx, to, 2)
+		c = troupetest.GoTimed[int, int](ctx, to, 2)
 		req = h.Next(ctx)
 		req.Respond(22)
-		assert.Equal(t, 22, (<-c).v, "the stage goes on")
+		assert.Equal(t, 22, (<-c).Value, "the stage goes on")
 	})
 }
 
@@ -163,8 +147,8 @@ func TestT3_InnerGivingUpAtTheDeadlineIsATimeout(t *testing.T) {
 		})
 		to, err := timeout.New[int, int](testsys.New(t), f, time.Second)
 		require.NoError(t, err)
-		r := <-call(context.Background(), to, 1)
-		assert.ErrorIs(t, r.err, timeout.ErrTimeout, "named as a timeout, whoever noticed first")
+		r := <-troupetest.GoTimed[int, int](context.Background(), to, 1)
+		assert.ErrorIs(t, r.Err, timeout.ErrTimeout, "named as a timeout, whoever noticed first")
 	})
 }
 
@@ -179,12 +163,12 @@ func TestT5_TimeoutOutsideBufferCountsQueueing(t *testing.T) {
 			Build(sys, mock)
 		require.NoError(t, err)
 		ctx := context.Background()
-		a, b := call(ctx, st, 1), call(ctx, st, 2)
+		a, b := troupetest.GoTimed[int, int](ctx, st, 1), troupetest.GoTimed[int, int](ctx, st, 2)
 		synctest.Wait()
-		for _, c := range []<-chan result{a, b} {
+		for _, c := range []<-chan troupetest.Timed[int]{a, b} {
 			r := <-c
-			assert.ErrorIs(t, r.err, timeout.ErrTimeout, "queued in the buffer, never reached the inner service")
-			assert.Equal(t, time.Second+time.Nanosecond, r.at)
+			assert.ErrorIs(t, r.Err, timeout.ErrTimeout, "queued in the buffer, never reached the inner service")
+			assert.Equal(t, time.Second+time.Nanosecond, r.Took)
 		}
 		assert.Zero(t, h.Calls())
 	})
@@ -201,25 +185,25 @@ func TestT5_TimeoutInsideBufferDoesNotCountQueueing(t *testing.T) {
 			Build(sys, mock)
 		require.NoError(t, err)
 		ctx := context.Background()
-		a := call(ctx, st, 1) // parks in the timeout stage, filling it: its clock runs
+		a := troupetest.GoTimed[int, int](ctx, st, 1) // parks in the timeout stage, filling it: its clock runs
 		synctest.Wait()
-		b := call(ctx, st, 2) // the timeout stage is full: b waits in the buffer
+		b := troupetest.GoTimed[int, int](ctx, st, 2) // the timeout stage is full: b waits in the buffer
 		synctest.Wait()
 		time.Sleep(900 * time.Millisecond)
 		h.Allow(1) // a goes on; b enters the timeout stage now, at 0.9 s
 		reqA := h.Next(ctx)
 		time.Sleep(50 * time.Millisecond)
 		reqA.Respond(10)
-		assert.Equal(t, 10, (<-a).v)
+		assert.Equal(t, 10, (<-a).Value)
 		time.Sleep(550 * time.Millisecond)
 		h.Allow(1)
 		reqB := h.Next(ctx)
 		time.Sleep(300 * time.Millisecond)
 		reqB.Respond(20) // 1.8 s after b's call, 0.9 s after the timeout stage's
 		r := <-b
-		assert.NoError(t, r.err, "the time queued in the buffer is not counted")
-		assert.Equal(t, 20, r.v)
-		assert.Equal(t, 1800*time.Millisecond, r.at)
+		assert.NoError(t, r.Err, "the time queued in the buffer is not counted")
+		assert.Equal(t, 20, r.Value)
+		assert.Equal(t, 1800*time.Millisecond, r.Took)
 	})
 }
 
@@ -229,21 +213,21 @@ func TestCallContextFollowsItsParent(t *testing.T) {
 		to, h := overMock(t, time.Hour)
 		h.Allow(1)
 		parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-		c := call(parent, to, 1)
+		c := troupetest.GoTimed[int, int](parent, to, 1)
 		req := h.Next(context.Background())
 		assert.Equal(t, "v", req.Ctx.Value(key{}), "values pass through")
 		done := req.Ctx.Done()
 		cancel()
 		<-done
 		assert.ErrorIs(t, req.Ctx.Err(), context.Canceled)
-		assert.ErrorIs(t, (<-c).err, context.Canceled)
+		assert.ErrorIs(t, (<-c).Err, context.Canceled)
 		synctest.Wait()
 		assert.Equal(t, 0, to.InFlight())
 
 		short, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel2()
 		h.Allow(1)
-		c = call(short, to, 2)
+		c = troupetest.GoTimed[int, int](short, to, 2)
 		req = h.Next(context.Background())
 		dl, _ := req.Ctx.Deadline()
 		assert.Equal(t, time.Now().Add(time.Minute), dl, "the earlier of the two deadlines")
@@ -257,14 +241,14 @@ func TestCloseWaitsForCallsInFlightThenFailsThem(t *testing.T) {
 		to, h := overMock(t, time.Hour)
 		ctx := context.Background()
 		h.Allow(2)
-		a := call(ctx, to, 1)
+		a := troupetest.GoTimed[int, int](ctx, to, 1)
 		reqA := h.Next(ctx)
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		err := to.Close(cctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "the call in flight did not finish in time")
 		r := <-a
-		assert.ErrorIs(t, r.err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
 		assert.ErrorIs(t, reqA.Ctx.Err(), context.Canceled, "its work was told to stop")
 		assert.Equal(t, 0, to.InFlight())
 	})
@@ -305,7 +289,7 @@ func TestCloseReturnsWhenTheLastCallInFlightFinishes(t *testing.T) {
 		to, h := overMock(t, time.Hour)
 		ctx := context.Background()
 		h.Allow(1)
-		a := call(ctx, to, 1)
+		a := troupetest.GoTimed[int, int](ctx, to, 1)
 		req := h.Next(ctx)
 		closed := make(chan error, 1)
 		start := time.Now()
@@ -316,7 +300,7 @@ func TestCloseReturnsWhenTheLastCallInFlightFinishes(t *testing.T) {
 		}()
 		time.Sleep(300 * time.Millisecond)
 		req.Respond(10)
-		assert.Equal(t, 10, (<-a).v)
+		assert.Equal(t, 10, (<-a).Value)
 		assert.NoError(t, <-closed, "drained")
 		assert.Equal(t, 300*time.Millisecond, time.Since(start), "as soon as the call finished, not at Close's deadline")
 	})
