@@ -88,6 +88,11 @@ type Stack[Req, Res any] struct {
 	stages []Closer // innermost first; set by Build, then read-only
 }
 
+// ReserveAndCall reserves and calls in one step (see Do).
+func (s *Stack[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	return Do(ctx, s.Service, req)
+}
+
 // Close closes the stack's stages, outermost first, and returns the errors
 // they reported, joined. See [Closer] for what closing a stage means.
 func (s *Stack[Req, Res]) Close(ctx context.Context) error {

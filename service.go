@@ -45,7 +45,15 @@ type Closer interface {
 // Do reserves capacity on svc, sends req with the permit and returns the
 // outcome: the one-line form of Reserve followed by Permit.Call, for callers
 // who do not need to separate the two (SPEC CORE8).
+//
+// A service that can reserve and call in one step (troupe's stages can: the
+// request then waits in the stage's line itself) is asked to.
 func Do[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
+	if o, ok := svc.(interface {
+		ReserveAndCall(context.Context, Req) (Res, error)
+	}); ok {
+		return o.ReserveAndCall(ctx, req)
+	}
 	p, err := svc.Reserve(ctx)
 	if err != nil {
 		var zero Res

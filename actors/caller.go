@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"errors"
+
+	"github.com/troupe-go/troupe/mailbox"
 	"sync"
 )
 
@@ -18,11 +20,30 @@ type callState[Req, Res any] struct {
 	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
 	sleeping  bool                // the caller is blocked on wake; guarded by mu
 	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
+
+	// For Stage.ReserveAndCall: the request waits in the stage's line for a
+	// slot, and the goroutine that frees one sends it (see slotGranted).
+	slot   *mailbox.Waiter       // made once per pooled envelope
+	target *stageInner[Req, Res] // the stage whose line it waits in; set by its caller
 }
 
 func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
+	c.target = nil
+}
+
+// slotGranted is the outcome of a root envelope's wait in its stage's line
+// (ReserveAndCall), on the goroutine that freed the slot or closed the stage:
+// the request goes into the slot reserved for it, or is answered with the
+// close error.
+func (e *Envelope[Req, Res]) slotGranted(err error) {
+	if err != nil {
+		var zero Res
+		e.Answer(zero, err)
+		return
+	}
+	e.call.target.Send(e)
 }
 
 // pokeLocked wakes the caller if it sleeps. It must be called with mu held,
@@ -61,6 +82,7 @@ func rootPool[Req, Res any]() *sync.Pool {
 	p.New = func() any {
 		e := &Envelope[Req, Res]{call: &callState[Req, Res]{wake: make(chan struct{}, 1)}}
 		e.root = e
+		e.call.slot = mailbox.NewWaiter(e.slotGranted)
 		return e
 	}
 	return p

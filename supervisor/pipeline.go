@@ -140,3 +140,8 @@ func (p *Pipeline[Req, Res]) Stats() Stats {
 // Close closes the pipeline's stages, outermost first, then its host; see
 // troupe.Closer.
 func (p *Pipeline[Req, Res]) Close(ctx context.Context) error { return p.host.Close(ctx) }
+
+// ReserveAndCall reserves and calls in one step (troupe.Do uses it).
+func (p *Pipeline[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	return troupe.Do(ctx, p.Service, req)
+}

@@ -85,3 +85,15 @@ func (overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
 
 // Release does nothing: an overloaded permit holds no capacity.
 func (overloaded[Req, Res]) Release() {}
+
+// ReserveAndCall is Reserve then Call (troupe.Do uses it): a LoadShed never
+// waits in line, it sheds. NOTE: it shadows the embedded stage's one, which
+// would wait for a slot.
+func (l *LoadShed[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	p, err := l.Reserve(ctx)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return p.Call(ctx, req)
+}
