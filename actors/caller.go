@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/troupe-go/troupe/mailbox"
 	"sync"
@@ -19,6 +20,7 @@ type callState[Req, Res any] struct {
 	err       error               // guarded by mu
 	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
 	sleeping  bool                // the caller is blocked on wake; guarded by mu
+	gone      atomic.Bool         // done or abandoned: set with them, read without mu (Delivered)
 	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
 
 	// For Stage.ReserveAndCall: the request waits in the stage's line for a
@@ -31,6 +33,7 @@ func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
 	c.target = nil
+	c.gone.Store(false)
 }
 
 // slotGranted is the outcome of a root envelope's wait in its stage's line
@@ -72,6 +75,7 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c := e.call
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
+	c.gone.Store(true)
 	c.unlockPoke(c.pokeLocked())
 	return res, err, false
 }
@@ -151,6 +155,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 		if c.done {
 			res, err := c.res, c.err
 			c.abandoned = ErrCallerGone
+			c.gone.Store(true)
 			orphans := c.work
 			c.work, c.workTail = nil, nil
 			c.mu.Unlock()
@@ -202,6 +207,7 @@ func (r *Envelope[Req, Res]) leave(err error) {
 	if c.abandoned == nil {
 		c.abandoned = err
 	}
+	c.gone.Store(true)
 	w := c.work
 	c.work, c.workTail = nil, nil
 	c.mu.Unlock()
@@ -227,12 +233,7 @@ var ErrCallerGone = errors.New("actors: the caller already has its outcome")
 // Delivered reports whether the caller of e's request no longer waits for
 // it: it has its outcome, or gave up. A stage that would go on working for
 // the request (Retry) stops then.
-func (e *Envelope[Req, Res]) Delivered() bool {
-	c := e.root.call
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.done || c.abandoned != nil
-}
+func (e *Envelope[Req, Res]) Delivered() bool { return e.root.call.gone.Load() }
 
 // Leaf is the downstream call a leaf service hands to the caller through
 // Envelope.HandToCaller. Call runs on the caller's goroutine and may block;

@@ -90,7 +90,7 @@ func (h *Host) forget(st stopper) {
 	delete(h.stages, st)
 }
 
-// bySpawn returns the stages of m, most recently spawned first.
+// bySpawn returns the keys of m (stages, or hosts), most recent first.
 func bySpawn[K comparable](m map[K]uint64) []K {
 	ks := make([]K, 0, len(m))
 	for k := range m {

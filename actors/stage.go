@@ -74,8 +74,6 @@ type Config struct {
 	// capacity then bounds the requests in flight below it (a concurrency
 	// limit).
 	HoldUntilOutcome bool
-	// Spin is passed to the mailbox (mailbox.Spin).
-	Spin int
 	// Inline is how many messages a sender that finds the stage idle may
 	// process on its own goroutine (mailbox.Inline; default 32); -1 turns it
 	// off, so that every message wakes the stage's own goroutine.
@@ -172,7 +170,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		cfg.Inline = defaultInline
 	}
 	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
-		mailbox.Spin(cfg.Spin), mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
+		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
 	if err != nil {
 		return nil, errors.Join(ErrBadConfig, err)
 	}

@@ -47,7 +47,6 @@ type Mailbox struct {
 
 	dropped  func(msg any, err error)
 	panicked func(msg any, reason any)
-	spin     int
 	inline   int                // messages a poster may process on its own goroutine; 0: never
 	direct   func(msg any) bool // see Direct
 }
@@ -65,10 +64,6 @@ func OnDropped(f func(msg any, err error)) Option { return func(m *Mailbox) { m.
 // message being processed (nil for a system message) before the failure is
 // escalated to the actor's supervisor. It runs on the actor's goroutine.
 func OnPanic(f func(msg any, reason any)) Option { return func(m *Mailbox) { m.panicked = f } }
-
-// Spin sets how many times the idle run loop yields before it parks (default
-// 0). On a loaded machine a short spin saves a park and wake per message.
-func Spin(n int) Option { return func(m *Mailbox) { m.spin = n } }
 
 // Direct sets a handler tried first for user and control messages, on the
 // actor's goroutine: when it returns true the message was handled, without

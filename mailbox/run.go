@@ -1,8 +1,6 @@
 package mailbox
 
 import (
-	"runtime"
-
 	"github.com/asynkron/protoactor-go/actor"
 )
 
@@ -110,19 +108,13 @@ func (m *Mailbox) run() {
 	}
 }
 
-// idle waits for work after a spin; it reports true when the goroutine
-// should exit instead.
+// idle parks the goroutine until there is work; it reports true when the
+// goroutine should exit instead.
 func (m *Mailbox) idle() bool {
 	// The flags are the actor's: read them now. Once the state says idle or
 	// parked, a poster may hand the actor to another goroutine, and this one
 	// must touch nothing of the actor's any more.
 	suspended, paused := m.suspended, m.userPaused
-	for range m.spin {
-		runtime.Gosched()
-		if m.hasWork(suspended, paused) {
-			return false
-		}
-	}
 	next := loopParked
 	if !m.active {
 		next = loopIdle // spawned but never used: hold no goroutine
