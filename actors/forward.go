@@ -42,6 +42,10 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 		s.mb.Free()
 	}
 	e.holder.Store(nil)
+	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
+		in.sendFrom(s.mb, e)
+		return
+	}
 	s.inner.Send(e)
 }
 

@@ -113,7 +113,11 @@ func (i *stageInner[Req, Res]) Unreserve() { i.mb.Free() }
 // Send posts e into a reserved slot. Once the stage is closed, e is answered
 // with the close error at once and the slot freed: nothing enters a closed
 // stage, not even with a unit reserved before the close.
-func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) {
+func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) { i.sendFrom(nil, e) }
+
+// sendFrom is Send from the actor of mailbox from, on its goroutine (nil:
+// from anywhere); see mailbox.PostFrom.
+func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, Res]) {
 	s := (*Stage[Req, Res])(i)
 	if s.mb.Closed() {
 		s.mb.Free()
@@ -130,7 +134,7 @@ func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) {
 		}
 	}
 	e.holder.Store(s.mb)
-	if err := s.mb.Post(e); err != nil {
+	if err := s.mb.PostFrom(from, e); err != nil {
 		e.holder.Store(nil)
 		var zero Res
 		e.Answer(zero, err)

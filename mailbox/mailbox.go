@@ -45,6 +45,8 @@ type Mailbox struct {
 	userPaused bool // the actor takes no user messages (SPEC ACT3)
 	active     bool // a user or control message has run: park, don't exit
 
+	deferred []*Mailbox // posted to with PostFrom during the current message; owned by the run loop
+
 	dropped  func(msg any, err error)
 	panicked func(msg any, reason any)
 	inline   int                // messages a poster may process on its own goroutine; 0: never
@@ -122,6 +124,42 @@ func (m *Mailbox) Stats() Stats {
 // stopped, the slot is freed and Post returns the close error (or
 // ErrStopped): the message was not queued and the caller answers it.
 func (m *Mailbox) Post(msg any) error {
+	if m.inline > 0 {
+		if done, err := m.postIdle(msg); done {
+			return err
+		}
+	}
+	if err := m.queueUser(msg); err != nil {
+		return err
+	}
+	m.schedule()
+	return nil
+}
+
+// PostFrom is Post for a message posted by the actor of mailbox from, on its
+// goroutine, while it processes a message. When from's actor has more work
+// waiting (queued messages, or reservations in its line), msg is queued and
+// m's actor runs only once from's actor has been handed back, so that a
+// request path crossing several busy stages is spread over the goroutines
+// that post to them, one stage each at a time, instead of running nested on
+// the goroutine that owns the first. Otherwise it is Post: an idle m runs
+// at once, nested. Messages from one actor keep their order either way.
+func (m *Mailbox) PostFrom(from *Mailbox, msg any) error {
+	if from == nil || m.inline == 0 || (from.nuser.Load() == 0 && from.cap.nwait.Load() == 0) {
+		return m.Post(msg)
+	}
+	if err := m.queueUser(msg); err != nil {
+		return err
+	}
+	if n := len(from.deferred); n == 0 || from.deferred[n-1] != m {
+		from.deferred = append(from.deferred, m)
+	}
+	return nil
+}
+
+// queueUser queues a user message, or frees its slot and returns the stop
+// error once the actor has stopped.
+func (m *Mailbox) queueUser(msg any) error {
 	m.q.mu.Lock()
 	if m.q.stopped {
 		m.q.mu.Unlock()
@@ -131,7 +169,6 @@ func (m *Mailbox) Post(msg any) error {
 	m.q.user.push(msg)
 	m.nuser.Add(1)
 	m.q.mu.Unlock()
-	m.schedule()
 	return nil
 }
 

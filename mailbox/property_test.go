@@ -178,8 +178,13 @@ func TestACT2_RandomProgramsKeepCapacity(t *testing.T) {
 
 // spec: ACT2
 func TestACT2_ConcurrentStressKeepsCapacity(t *testing.T) {
+	t.Run("goroutine", func(t *testing.T) { stress(t) })
+	t.Run("inline", func(t *testing.T) { stress(t, mailbox.Inline(4)) })
+}
+
+func stress(t *testing.T, opts ...mailbox.Option) {
 	const size, workers, rounds = 4, 16, 400
-	a := newFake(size, false)
+	a := newFake(size, false, opts...)
 	mb := a.mb
 	var taken atomic.Int32 // slots this test believes are taken
 	over := atomic.Bool{}

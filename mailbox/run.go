@@ -13,7 +13,16 @@ import (
 // A stage's handler never blocks, and an actor cannot be entered twice
 // while running, so a request passing idle stages crosses no goroutine at
 // all: posting to the next stage runs it, nested, until the leaf hands the
-// call back to its caller. See ARCHITECTURE.md for the measurements.
+// call back to its caller. A post that finds the actor idle with nothing
+// queued skips the queue too (postIdle).
+//
+// Nesting serialises, though: while a goroutine runs the second stage
+// nested, it still owns the first, and under load every request's whole
+// path would run on whichever goroutine owns the first stage. So an actor
+// with more work waiting (PostFrom) queues what it posts, and the target
+// runs only once the poster's actor has been handed back: the goroutines
+// that carry requests then work on different stages at once, one stage
+// each, like a pipeline. See ARCHITECTURE.md for the measurements.
 
 // schedule makes sure the run loop will look at the queues.
 func (m *Mailbox) schedule() {
@@ -24,7 +33,7 @@ func (m *Mailbox) schedule() {
 		case loopParked:
 			if m.state.CompareAndSwap(s, loopRunning) {
 				if m.inline > 0 {
-					m.runInline(true)
+					m.runInline(true, nil)
 				} else {
 					m.wake <- struct{}{}
 				}
@@ -33,7 +42,7 @@ func (m *Mailbox) schedule() {
 		case loopIdle:
 			if m.state.CompareAndSwap(s, loopRunning) {
 				if m.inline > 0 {
-					m.runInline(false)
+					m.runInline(false, nil)
 				} else {
 					go m.run()
 				}
@@ -43,18 +52,56 @@ func (m *Mailbox) schedule() {
 	}
 }
 
+// postIdle is Post's fast path (with Inline): when the actor is idle and
+// nothing waits in its queues, the poster takes the actor and processes msg
+// at once, without queueing it (no lock, no ring), then goes on as
+// runInline. It reports false, having changed nothing, when the actor is
+// busy or has queued work: msg must be queued then.
+func (m *Mailbox) postIdle(msg any) (bool, error) {
+	s := m.state.Load()
+	if s != loopIdle && s != loopParked {
+		return false, nil
+	}
+	if m.nsys.Load() > 0 || m.nurg.Load() > 0 || m.nctl.Load() > 0 || m.nuser.Load() > 0 {
+		return false, nil
+	}
+	if !m.state.CompareAndSwap(s, loopRunning) {
+		return false, nil
+	}
+	// The actor is ours, and its flags may be read. A message queued between
+	// the counters' check and the CAS was posted concurrently with msg, so
+	// either order is FIFO; it runs after msg.
+	if m.suspended || m.userPaused || m.isStopped() {
+		// msg may not run now: queue it, and let runInline hand the actor
+		// back as usual.
+		err := m.queueUser(msg)
+		m.runInline(s == loopParked, nil)
+		return true, err
+	}
+	m.runInline(s == loopParked, msg)
+	return true, nil
+}
+
 // runInline runs the actor on the poster's goroutine, which owns it, for up
 // to m.inline messages, then hands it back. parked says whether the actor's
 // own goroutine exists (parked on wake) or not.
-func (m *Mailbox) runInline(parked bool) {
+func (m *Mailbox) runInline(parked bool, first any) {
 	for {
 		budget := m.inline
-		m.drain(&budget)
+		m.drain(&budget, first)
+		first = nil
+		// The actors it posted to with PostFrom run once this one is handed
+		// back: take the list while the actor is still ours.
+		var buf [4]*Mailbox
+		after := append(buf[:0], m.deferred...)
+		clear(m.deferred)
+		m.deferred = m.deferred[:0]
 		if m.isStopped() {
 			m.state.Store(loopStopped)
 			if parked {
 				m.wake <- struct{}{} // let it see the stop and exit
 			}
+			scheduleAll(after)
 			return
 		}
 		suspended, paused := m.suspended, m.userPaused
@@ -65,6 +112,7 @@ func (m *Mailbox) runInline(parked bool) {
 			} else {
 				go m.run()
 			}
+			scheduleAll(after)
 			return
 		}
 		next := loopIdle
@@ -72,9 +120,18 @@ func (m *Mailbox) runInline(parked bool) {
 			next = loopParked
 		}
 		m.state.Store(next)
+		scheduleAll(after)
 		if !m.hasWork(suspended, paused) || !m.state.CompareAndSwap(next, loopRunning) {
 			return
 		}
+	}
+}
+
+// scheduleAll makes sure the run loops of ms look at their queues.
+func scheduleAll(ms []*Mailbox) {
+	for i, d := range ms {
+		ms[i] = nil
+		d.schedule()
 	}
 }
 
@@ -97,7 +154,17 @@ func (m *Mailbox) hasWork(suspended, userPaused bool) bool {
 func (m *Mailbox) run() {
 	for {
 		budget := -1
-		m.drain(&budget)
+		m.drain(&budget, nil)
+		if len(m.deferred) > 0 {
+			// Posted to with PostFrom: run them now, on this goroutine (the
+			// actor stays ours; its own goroutine never hands it back
+			// between messages).
+			after := m.deferred
+			m.deferred = nil
+			scheduleAll(after)
+			m.deferred = after[:0]
+			continue
+		}
 		if m.isStopped() {
 			m.state.Store(loopStopped)
 			return
@@ -165,11 +232,12 @@ func (m *Mailbox) next() (any, int) {
 	return nil, kindNone
 }
 
-// drain processes messages until none may run, or *budget of them (a
-// negative budget has no limit). A panic is told to OnPanic with the
+// drain processes first (a user message not queued; nil for none), then
+// messages until none may run, or *budget of them (a negative budget has no
+// limit). A panic is told to OnPanic with the
 // message being processed, then escalated to the actor's supervisor, which
 // suspends the mailbox until it restarts or stops the actor.
-func (m *Mailbox) drain(budget *int) {
+func (m *Mailbox) drain(budget *int, first any) {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
@@ -180,8 +248,12 @@ func (m *Mailbox) drain(budget *int) {
 		}
 	}()
 	for *budget != 0 {
-		var kind int
-		msg, kind = m.next()
+		kind := kindUser
+		if first == nil {
+			msg, kind = m.next()
+		} else {
+			msg, first = first, nil
+		}
 		switch kind {
 		case kindNone:
 			return
@@ -203,6 +275,9 @@ func (m *Mailbox) drain(budget *int) {
 		msg = nil
 		if *budget > 0 {
 			*budget--
+		}
+		if len(m.deferred) > 0 {
+			return // run the actors it posted to (see PostFrom)
 		}
 	}
 }

@@ -1,0 +1,105 @@
+package mailbox_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// funcActor is a MessageInvoker that hands user messages to a function.
+type funcActor struct{ user func(msg any) }
+
+func (a funcActor) InvokeSystemMessage(any)   {}
+func (a funcActor) InvokeUserMessage(msg any) { a.user(msg) }
+func (a funcActor) EscalateFailure(any, any)  {}
+
+func newFunc(t *testing.T, size int, user func(msg any)) *mailbox.Mailbox {
+	t.Helper()
+	mb, err := mailbox.New(size, mailbox.Inline(32))
+	require.NoError(t, err)
+	mb.RegisterHandlers(funcActor{user}, nil)
+	return mb
+}
+
+// An idle inline actor runs a posted message on the poster's goroutine,
+// before Post returns; a paused one queues it, and runs it once resumed.
+// spec: ACT1, ACT3
+func TestACT1_InlinePostRunsAnIdleActorAtOnce(t *testing.T) {
+	var got []any
+	var mb *mailbox.Mailbox
+	mb = newFunc(t, 2, func(msg any) {
+		switch msg {
+		case "pause":
+			mb.SetUserPaused(true)
+		case "resume":
+			mb.SetUserPaused(false)
+		default:
+			got = append(got, msg)
+			mb.Free()
+		}
+	})
+	require.NoError(t, mb.Reserve(context.Background()))
+	require.NoError(t, mb.Post(1))
+	assert.Equal(t, []any{1}, got, "the poster ran the idle actor")
+
+	mb.PostControl("pause")
+	require.NoError(t, mb.Reserve(context.Background()))
+	require.NoError(t, mb.Post(2))
+	assert.Equal(t, []any{1}, got, "a paused actor takes no user message")
+	assert.Equal(t, 1, mb.Stats().Queued)
+	mb.PostControl("resume")
+	assert.Equal(t, []any{1, 2}, got)
+	assert.Equal(t, 0, mb.Stats().Used)
+}
+
+// PostFrom from a busy actor (more messages queued behind the one it
+// processes) queues the message and runs the target only once the poster's
+// actor is handed back; from an actor with nothing waiting it runs the target
+// at once, nested. Either way the target sees the messages in the order they
+// were posted.
+func TestPostFromRunsTheTargetAfterABusyPosterAndKeepsOrder(t *testing.T) {
+	var into []any
+	var b *mailbox.Mailbox
+	b = newFunc(t, 4, func(msg any) {
+		into = append(into, msg)
+		b.Free()
+	})
+	var a *mailbox.Mailbox
+	var seenAtPost [][]any // what b had received when a posted each message
+	a = newFunc(t, 4, func(msg any) {
+		switch msg {
+		case "pause":
+			a.SetUserPaused(true)
+			return
+		case "resume":
+			a.SetUserPaused(false)
+			return
+		}
+		ok, err := b.TryReserve()
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, b.PostFrom(a, msg))
+		seenAtPost = append(seenAtPost, append([]any(nil), into...))
+		a.Free()
+	})
+	a.PostControl("pause")
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, a.Reserve(context.Background()))
+		require.NoError(t, a.Post(i))
+	}
+	assert.Equal(t, 3, a.Stats().Queued)
+	a.PostControl("resume")
+
+	assert.Equal(t, []any{1, 2, 3}, into, "b got every message, in order")
+	assert.Equal(t, [][]any{
+		nil,       // 1: 2 and 3 wait behind it in a: b runs after a is handed back
+		{1},       // 2: 3 waits behind it
+		{1, 2, 3}, // 3: nothing waits in a: b ran nested, before PostFrom returned
+	}, seenAtPost[:3])
+	assert.Equal(t, 0, a.Stats().Used)
+	assert.Equal(t, 0, b.Stats().Used)
+}
