@@ -13,12 +13,20 @@ import (
 // parent's cancellation are made only if someone asks for Done.
 type callCtx struct {
 	context.Context           // the parent
-	deadline        time.Time // set at creation, never changed
+	deadline        time.Time // set by OnSend before the context is handed on, never changed
 
-	mu   sync.Mutex
-	done chan struct{}         // made on first Done; guarded by mu
-	err  atomic.Pointer[error] // set once by cancel, under mu; read without it
-	stop func() bool           // unlinks from the parent's cancellation; guarded by mu
+	mu      sync.Mutex
+	done    chan struct{}         // made on first Done; guarded by mu
+	err     atomic.Pointer[error] // set once by cancel, under mu; read without it
+	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
+	watched atomic.Bool           // stop was set: release has work to do
+
+	// The stage's list of calls in flight (calls), guarded by the
+	// behavior's mu; deadline is set under it too, before the context is
+	// handed to anyone.
+	prev, next *callCtx
+	in         bool // in the list
+	frame      any  // the call's *actors.Frame, for expiry
 }
 
 var closedChan = func() chan struct{} {
@@ -47,6 +55,7 @@ func (c *callCtx) Done() <-chan struct{} {
 	c.done = make(chan struct{})
 	if c.Context.Done() != nil {
 		c.stop = context.AfterFunc(c.Context, func() { c.cancel(c.Context.Err()) })
+		c.watched.Store(true)
 	}
 	return c.done
 }
@@ -82,6 +91,9 @@ func (c *callCtx) cancel(err error) {
 // release unlinks the context from its parent once the call is over,
 // without cancelling it: the work it was given may still look at it.
 func (c *callCtx) release() {
+	if !c.watched.Load() {
+		return // nobody asked for Done: nothing is linked
+	}
 	c.mu.Lock()
 	stop := c.stop
 	c.stop = nil

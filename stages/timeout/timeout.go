@@ -8,7 +8,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/dheap"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
@@ -34,8 +33,6 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 		o(&cfg)
 	}
 	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: actors.NewClock()}
-	b.heap.Less = func(x, y *actors.Frame[Req, Res]) bool { return x.Deadline.Before(y.Deadline) }
-	b.heap.SetIndex = func(f *actors.Frame[Req, Res], i int) { f.Index = i }
 	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
 	if err != nil {
 		return nil, errors.Join(errors.New("timeout: spawn"), err)
@@ -57,7 +54,7 @@ func Layer[Req, Res any](d time.Duration, opts ...Option) troupe.Layer[Req, Res]
 func (t *Timeout[Req, Res]) InFlight() int {
 	t.b.mu.Lock()
 	defer t.b.mu.Unlock()
-	return t.b.heap.Len()
+	return t.b.calls.n
 }
 
 // expireMsg is the alarm's message: some deadline has passed.
@@ -74,8 +71,8 @@ type behavior[Req, Res any] struct {
 	alarm *actors.Alarm
 	st    *actors.Stage[Req, Res]
 
-	mu   sync.Mutex
-	heap dheap.Heap[*actors.Frame[Req, Res]] // frames of calls in flight, by deadline; guarded by mu
+	mu    sync.Mutex
+	calls calls // calls in flight, by deadline; guarded by mu
 }
 
 // OnSend starts the call's clock: the call is made now (T1). It runs on the
@@ -85,16 +82,20 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	if err != nil {
 		return err
 	}
-	ctx := &callCtx{Context: e.Ctx, deadline: b.clock.Now().Add(b.d)}
-	f.Deadline, f.Aux = ctx.deadline, ctx
+	ctx := &callCtx{Context: e.Ctx, frame: f}
+	f.Aux = ctx
 	e.Ctx = ctx
-	e.Ref() // the heap's reference
+	e.Ref() // the list's reference
+	deadline := b.clock.Now().Add(b.d)
 	b.mu.Lock()
-	b.heap.Push(f)
-	if f.Index == 0 {
+	if t := b.calls.tail; t != nil && deadline.Before(t.deadline) {
+		deadline = t.deadline // a racing sender got in first: keep the order
+	}
+	ctx.deadline, f.Deadline = deadline, deadline
+	if b.calls.push(ctx) {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins (T2).
-		b.alarm.Set(f.Deadline.Add(time.Nanosecond))
+		b.alarm.Set(deadline.Add(time.Nanosecond))
 	}
 	b.mu.Unlock()
 	return nil
@@ -102,17 +103,17 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 
 // Complete is the hook of the stage's frames: the call has its outcome.
 func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	ctx := f.Aux.(*callCtx)
 	b.mu.Lock()
-	mine := f.Index >= 0
+	mine := ctx.in
 	if mine {
-		b.heap.Remove(f.Index)
+		b.calls.remove(ctx)
 	}
-	idle := b.heap.Len() == 0
+	idle := b.calls.n == 0
 	b.mu.Unlock()
 	if mine && idle {
 		b.st.Recheck() // a draining stage may stop now
 	}
-	ctx := f.Aux.(*callCtx)
 	if mine {
 		ctx.release()
 		e.Unref()
@@ -133,28 +134,28 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 	now := b.clock.Now()
 	for {
 		b.mu.Lock()
-		if b.heap.Len() == 0 {
+		c := b.calls.head
+		if c == nil {
 			b.mu.Unlock()
 			return
 		}
-		f := b.heap.Min()
-		if !f.Deadline.Before(now) {
-			b.alarm.Set(f.Deadline.Add(time.Nanosecond))
+		if !c.deadline.Before(now) {
+			b.alarm.Set(c.deadline.Add(time.Nanosecond))
 			b.mu.Unlock()
 			return
 		}
-		b.heap.Remove(0)
+		b.calls.remove(c)
 		b.mu.Unlock()
-		b.expire(f, b.err, context.DeadlineExceeded)
+		b.expire(c, b.err, context.DeadlineExceeded)
 	}
 }
 
-// expire forces the outcome err on the call of frame f, which the caller
-// took out of the heap (with the heap's reference), then tells the work to
-// stop with cause. In that order: the work, told first, could answer with
-// the context's error and claim the frame before err.
-func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error) {
-	ctx := f.Aux.(*callCtx)
+// expire forces the outcome err on the call of ctx, which the caller took
+// out of the list (with the list's reference), then tells the work to stop
+// with cause. In that order: the work, told first, could answer with the
+// context's error and claim the frame before err.
+func (b *behavior[Req, Res]) expire(ctx *callCtx, err, cause error) {
+	f := ctx.frame.(*actors.Frame[Req, Res])
 	e := f.Envelope()
 	var zero Res
 	e.CompleteAt(f.Pos(), zero, err)
@@ -167,7 +168,7 @@ func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error)
 func (b *behavior[Req, Res]) Idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.heap.Len() == 0
+	return b.calls.n == 0
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
@@ -179,12 +180,13 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	for {
 		b.mu.Lock()
-		if b.heap.Len() == 0 {
+		c := b.calls.head
+		if c == nil {
 			b.mu.Unlock()
 			return
 		}
-		f := b.heap.Remove(0)
+		b.calls.remove(c)
 		b.mu.Unlock()
-		b.expire(f, err, context.Canceled)
+		b.expire(c, err, context.Canceled)
 	}
 }

@@ -305,3 +305,33 @@ func TestCloseReturnsWhenTheLastCallInFlightFinishes(t *testing.T) {
 		assert.Equal(t, 300*time.Millisecond, time.Since(start), "as soon as the call finished, not at Close's deadline")
 	})
 }
+
+// Calls made one after another expire one after another, each at its own
+// deadline; a call answered in the middle leaves the deadline set at once
+// and is not expired later.
+// spec: T2, T3
+func TestT3_CallsExpireInTurnAndAnsweredOnesLeaveTheSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		to, h := overMock(t, 5*time.Second)
+		ctx := context.Background()
+		h.Allow(3)
+		var calls []<-chan troupetest.Timed[int]
+		var reqs []*troupetest.Request[int, int]
+		for i := range 3 {
+			calls = append(calls, troupetest.GoTimed[int, int](ctx, to, i))
+			reqs = append(reqs, h.Next(ctx))
+			time.Sleep(time.Second)
+		}
+		assert.Equal(t, 3, to.InFlight())
+		reqs[1].Respond(10)
+		assert.Equal(t, troupetest.Timed[int]{Value: 10, Took: 2 * time.Second}, <-calls[1])
+		assert.Equal(t, 2, to.InFlight(), "the answered call left the set")
+
+		first, last := <-calls[0], <-calls[2]
+		assert.ErrorIs(t, first.Err, timeout.ErrTimeout)
+		assert.ErrorIs(t, last.Err, timeout.ErrTimeout)
+		assert.Equal(t, 5*time.Second+time.Nanosecond, first.Took)
+		assert.Equal(t, 5*time.Second+time.Nanosecond, last.Took)
+		assert.Equal(t, 0, to.InFlight())
+	})
+}
