@@ -4,14 +4,15 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // Waiter waits in a mailbox's line for a slot. The zero value is ready to
 // use; a Waiter is in at most one line at a time. Its fields are guarded by
 // the mailbox's lock while it is in line.
 type Waiter struct {
-	prev, next *Waiter
-	queued     bool
+	ilist.Links[Waiter]
 	// fn receives the outcome of an asynchronous wait: nil when a slot was
 	// reserved for the waiter, the close error when the mailbox closed.
 	fn func(error)
@@ -36,33 +37,6 @@ func (w *Waiter) deliver(err error) {
 	w.ch <- err
 }
 
-// line is a FIFO of waiters; guarded by capacity.mu.
-type line struct{ head, tail *Waiter }
-
-func (l *line) push(w *Waiter) {
-	w.queued, w.prev, w.next = true, l.tail, nil
-	if l.tail == nil {
-		l.head = w
-	} else {
-		l.tail.next = w
-	}
-	l.tail = w
-}
-
-func (l *line) remove(w *Waiter) {
-	if w.prev == nil {
-		l.head = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		l.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.queued, w.prev, w.next = false, nil, nil
-}
-
 // capacity counts a mailbox's user slots and lines up those waiting for one.
 type capacity struct {
 	size    int32
@@ -72,8 +46,8 @@ type capacity struct {
 	blocked atomic.Bool  // admission paused by the actor (SetAdmission)
 
 	mu       sync.Mutex
-	waiters  line  // guarded by mu
-	closeErr error // guarded by mu; set with closed
+	waiters  ilist.List[Waiter, *Waiter] // guarded by mu
+	closeErr error                       // guarded by mu; set with closed
 	pool     sync.Pool
 }
 
@@ -160,16 +134,16 @@ func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
 		c.mu.Unlock()
 		return false, err
 	}
-	if w.queued {
+	if w.In() {
 		c.mu.Unlock()
 		return false, errWaiterBusy
 	}
 	// Join the line before looking at the count: a Free that decrements after
 	// this sees nwait > 0 and grants under mu (NOTE: pairs with Free).
 	c.nwait.Add(1)
-	c.waiters.push(w)
-	if c.waiters.head == w && c.take() {
-		c.waiters.remove(w)
+	c.waiters.Push(w)
+	if c.waiters.Front() == w && c.take() {
+		c.waiters.Remove(w)
 		c.nwait.Add(-1)
 		c.mu.Unlock()
 		return true, nil
@@ -184,10 +158,10 @@ func (m *Mailbox) CancelWait(w *Waiter) bool {
 	c := &m.cap
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !w.queued {
+	if !w.In() {
 		return false
 	}
-	c.waiters.remove(w)
+	c.waiters.Remove(w)
 	c.nwait.Add(-1)
 	return true
 }
@@ -208,12 +182,12 @@ func (m *Mailbox) grant() {
 	c := &m.cap
 	for {
 		c.mu.Lock()
-		w := c.waiters.head
+		w := c.waiters.Front()
 		if w == nil || !c.take() {
 			c.mu.Unlock()
 			return
 		}
-		c.waiters.remove(w)
+		c.waiters.Remove(w)
 		c.nwait.Add(-1)
 		c.mu.Unlock()
 		w.deliver(nil)
@@ -243,8 +217,8 @@ func (m *Mailbox) Close(err error) {
 	c.closeErr = err
 	c.closed.Store(true)
 	var ws []*Waiter
-	for w := c.waiters.head; w != nil; w = c.waiters.head {
-		c.waiters.remove(w)
+	for w := c.waiters.Front(); w != nil; w = c.waiters.Front() {
+		c.waiters.Remove(w)
 		ws = append(ws, w)
 	}
 	c.nwait.Store(0)

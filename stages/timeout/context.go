@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // callCtx is the context a request carries below a Timeout stage: its
@@ -21,12 +23,11 @@ type callCtx struct {
 	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
 	watched atomic.Bool           // stop was set: release has work to do
 
-	// The stage's list of calls in flight (calls), guarded by the
+	// The links of the stage's list of calls in flight, guarded by the
 	// behavior's mu; deadline is set under it too, before the context is
 	// handed to anyone.
-	prev, next *callCtx
-	in         bool // in the list
-	frame      any  // the call's *actors.Frame, for expiry
+	ilist.Links[callCtx]
+	frame any // the call's *actors.Frame, for expiry
 }
 
 var closedChan = func() chan struct{} {

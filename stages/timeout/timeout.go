@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
@@ -54,7 +55,7 @@ func Layer[Req, Res any](d time.Duration, opts ...Option) troupe.Layer[Req, Res]
 func (t *Timeout[Req, Res]) InFlight() int {
 	t.b.mu.Lock()
 	defer t.b.mu.Unlock()
-	return t.b.calls.n
+	return t.b.calls.Len()
 }
 
 // expireMsg is the alarm's message: some deadline has passed.
@@ -71,8 +72,13 @@ type behavior[Req, Res any] struct {
 	alarm *actors.Alarm
 	st    *actors.Stage[Req, Res]
 
+	// The calls in flight, by deadline; guarded by mu. Every call sent to
+	// the stage gets the same timeout, so a call sent later never has an
+	// earlier deadline (OnSend makes sure of it for senders that race): a
+	// FIFO is a deadline-ordered set, whose add, remove and earliest are
+	// O(1) and touch only the neighbours of the call they change.
 	mu    sync.Mutex
-	calls calls // calls in flight, by deadline; guarded by mu
+	calls ilist.List[callCtx, *callCtx]
 }
 
 // OnSend starts the call's clock: the call is made now (T1). It runs on the
@@ -88,11 +94,11 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	e.Ref() // the list's reference
 	deadline := b.clock.Now().Add(b.d)
 	b.mu.Lock()
-	if t := b.calls.tail; t != nil && deadline.Before(t.deadline) {
+	if t := b.calls.Back(); t != nil && deadline.Before(t.deadline) {
 		deadline = t.deadline // a racing sender got in first: keep the order
 	}
 	ctx.deadline, f.Deadline = deadline, deadline
-	if b.calls.push(ctx) {
+	if b.calls.Push(ctx); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins (T2).
 		b.alarm.Set(deadline.Add(time.Nanosecond))
@@ -105,11 +111,11 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ctx := f.Aux.(*callCtx)
 	b.mu.Lock()
-	mine := ctx.in
+	mine := ctx.In()
 	if mine {
-		b.calls.remove(ctx)
+		b.calls.Remove(ctx)
 	}
-	idle := b.calls.n == 0
+	idle := b.calls.Len() == 0
 	b.mu.Unlock()
 	if mine && idle {
 		b.st.Recheck() // a draining stage may stop now
@@ -134,7 +140,7 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 	now := b.clock.Now()
 	for {
 		b.mu.Lock()
-		c := b.calls.head
+		c := b.calls.Front()
 		if c == nil {
 			b.mu.Unlock()
 			return
@@ -144,7 +150,7 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 			b.mu.Unlock()
 			return
 		}
-		b.calls.remove(c)
+		b.calls.Remove(c)
 		b.mu.Unlock()
 		b.expire(c, b.err, context.DeadlineExceeded)
 	}
@@ -168,7 +174,7 @@ func (b *behavior[Req, Res]) expire(ctx *callCtx, err, cause error) {
 func (b *behavior[Req, Res]) Idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.calls.n == 0
+	return b.calls.Len() == 0
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
@@ -180,12 +186,12 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	for {
 		b.mu.Lock()
-		c := b.calls.head
+		c := b.calls.Front()
 		if c == nil {
 			b.mu.Unlock()
 			return
 		}
-		b.calls.remove(c)
+		b.calls.Remove(c)
 		b.mu.Unlock()
 		b.expire(c, err, context.Canceled)
 	}
