@@ -49,6 +49,11 @@ type Closer interface {
 // A service that can reserve and call in one step (troupe's stages can: the
 // request then waits in the stage's line itself) is asked to.
 func Do[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
+	if st, ok := svc.(*Stack[Req, Res]); ok {
+		// The common case, without the dynamic interface lookup below (a
+		// hash lookup per call: 8 % of a one-stage call's time).
+		return st.ReserveAndCall(ctx, req)
+	}
 	if o, ok := svc.(interface {
 		ReserveAndCall(context.Context, Req) (Res, error)
 	}); ok {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"github.com/troupe-go/troupe/internal/ilist"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,8 @@ type Hook[Req, Res any] interface {
 }
 
 // Frame is one stage's place on an envelope's response path. The fields
-// Deadline, Index and Aux belong to the stage that pushed the frame.
+// Deadline and Aux, and the frame's place in a list (Links: the stage's
+// calls in flight, say), belong to the stage that pushed the frame.
 type Frame[Req, Res any] struct {
 	hook Hook[Req, Res]
 	done atomic.Bool         // set by whoever completes the frame, once
@@ -37,8 +39,8 @@ type Frame[Req, Res any] struct {
 	env  *Envelope[Req, Res] // its envelope, set by Push
 	// For the pushing stage.
 	Deadline time.Time
-	Index    int
 	Aux      any
+	ilist.Links[Frame[Req, Res]]
 }
 
 // Envelope carries one request (one attempt, under Retry) through the

@@ -134,7 +134,7 @@ func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
 		c.mu.Unlock()
 		return false, err
 	}
-	if w.In() {
+	if w.Listed() {
 		c.mu.Unlock()
 		return false, errWaiterBusy
 	}
@@ -158,7 +158,7 @@ func (m *Mailbox) CancelWait(w *Waiter) bool {
 	c := &m.cap
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !w.In() {
+	if !w.Listed() {
 		return false
 	}
 	c.waiters.Remove(w)

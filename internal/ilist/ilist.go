@@ -13,8 +13,8 @@ type Links[T any] struct {
 
 func (l *Links[T]) links() *Links[T] { return l }
 
-// In reports whether the element is in a list.
-func (l *Links[T]) In() bool { return l.in }
+// Listed reports whether the element is in a list.
+func (l *Links[T]) Listed() bool { return l.in }
 
 // Elem is a pointer to a type that embeds Links.
 type Elem[T any] interface {

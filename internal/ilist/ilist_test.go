@@ -30,7 +30,7 @@ func TestPushRemoveKeepOrder(t *testing.T) {
 	for range 2000 {
 		i := r.IntN(len(items))
 		e := items[i]
-		if e.In() {
+		if e.Listed() {
 			l.Remove(e)
 			want = slices.DeleteFunc(want, func(v int) bool { return v == i })
 		} else {

@@ -69,7 +69,7 @@ func (ss *session[Req, Res, T, P]) send() {
 	ss.refs.Add(1)
 	ss.state.Store(running)
 	att := actors.NewChild(b.attempts, ss.parent, ss.parent.Ctx, req, actors.Hook[Req, Res](ss))
-	b.st.Inner().Send(att)
+	b.st.SendInner(att)
 }
 
 // Complete is the hook of an attempt's first frame: the attempt's outcome.

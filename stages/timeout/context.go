@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // callCtx is the context a request carries below a Timeout stage: its
@@ -22,12 +20,6 @@ type callCtx struct {
 	err     atomic.Pointer[error] // set once by cancel, under mu; read without it
 	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
 	watched atomic.Bool           // stop was set: release has work to do
-
-	// The links of the stage's list of calls in flight, guarded by the
-	// behavior's mu; deadline is set under it too, before the context is
-	// handed to anyone.
-	ilist.Links[callCtx]
-	frame any // the call's *actors.Frame, for expiry
 }
 
 var closedChan = func() chan struct{} {

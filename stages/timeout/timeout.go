@@ -78,7 +78,7 @@ type behavior[Req, Res any] struct {
 	// FIFO is a deadline-ordered set, whose add, remove and earliest are
 	// O(1) and touch only the neighbours of the call they change.
 	mu    sync.Mutex
-	calls ilist.List[callCtx, *callCtx]
+	calls ilist.List[actors.Frame[Req, Res], *actors.Frame[Req, Res]]
 }
 
 // OnSend starts the call's clock: the call is made now (T1). It runs on the
@@ -88,17 +88,17 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	if err != nil {
 		return err
 	}
-	ctx := &callCtx{Context: e.Ctx, frame: f}
+	ctx := &callCtx{Context: e.Ctx}
 	f.Aux = ctx
 	e.Ctx = ctx
 	e.Ref() // the list's reference
 	deadline := b.clock.Now().Add(b.d)
 	b.mu.Lock()
-	if t := b.calls.Back(); t != nil && deadline.Before(t.deadline) {
-		deadline = t.deadline // a racing sender got in first: keep the order
+	if t := b.calls.Back(); t != nil && deadline.Before(t.Deadline) {
+		deadline = t.Deadline // a racing sender got in first: keep the order
 	}
 	ctx.deadline, f.Deadline = deadline, deadline
-	if b.calls.Push(ctx); b.calls.Len() == 1 {
+	if b.calls.Push(f); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins (T2).
 		b.alarm.Set(deadline.Add(time.Nanosecond))
@@ -109,11 +109,10 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 
 // Complete is the hook of the stage's frames: the call has its outcome.
 func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	ctx := f.Aux.(*callCtx)
 	b.mu.Lock()
-	mine := ctx.In()
+	mine := f.Listed()
 	if mine {
-		b.calls.Remove(ctx)
+		b.calls.Remove(f)
 	}
 	idle := b.calls.Len() == 0
 	b.mu.Unlock()
@@ -121,7 +120,7 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 		b.st.Recheck() // a draining stage may stop now
 	}
 	if mine {
-		ctx.release()
+		f.Aux.(*callCtx).release()
 		e.Unref()
 	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
@@ -140,28 +139,28 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 	now := b.clock.Now()
 	for {
 		b.mu.Lock()
-		c := b.calls.Front()
-		if c == nil {
+		f := b.calls.Front()
+		if f == nil {
 			b.mu.Unlock()
 			return
 		}
-		if !c.deadline.Before(now) {
-			b.alarm.Set(c.deadline.Add(time.Nanosecond))
+		if !f.Deadline.Before(now) {
+			b.alarm.Set(f.Deadline.Add(time.Nanosecond))
 			b.mu.Unlock()
 			return
 		}
-		b.calls.Remove(c)
+		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(c, b.err, context.DeadlineExceeded)
+		b.expire(f, b.err, context.DeadlineExceeded)
 	}
 }
 
-// expire forces the outcome err on the call of ctx, which the caller took
-// out of the list (with the list's reference), then tells the work to stop
-// with cause. In that order: the work, told first, could answer with the
-// context's error and claim the frame before err.
-func (b *behavior[Req, Res]) expire(ctx *callCtx, err, cause error) {
-	f := ctx.frame.(*actors.Frame[Req, Res])
+// expire forces the outcome err on the call of frame f, which the caller
+// took out of the list (with the list's reference), then tells the work to
+// stop with cause. In that order: the work, told first, could answer with
+// the context's error and claim the frame before err.
+func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error) {
+	ctx := f.Aux.(*callCtx)
 	e := f.Envelope()
 	var zero Res
 	e.CompleteAt(f.Pos(), zero, err)
@@ -186,13 +185,13 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	for {
 		b.mu.Lock()
-		c := b.calls.Front()
-		if c == nil {
+		f := b.calls.Front()
+		if f == nil {
 			b.mu.Unlock()
 			return
 		}
-		b.calls.Remove(c)
+		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(c, err, context.Canceled)
+		b.expire(f, err, context.Canceled)
 	}
 }
