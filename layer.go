@@ -77,6 +77,9 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 			st.stages = append(st.stages, c)
 		}
 	}
+	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
+		st.call = o.ReserveAndCall // looked up once, not on every call
+	}
 	return st, nil
 }
 
@@ -86,10 +89,15 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 type Stack[Req, Res any] struct {
 	Service[Req, Res]
 	stages []Closer // innermost first; set by Build, then read-only
+	// The outermost service's ReserveAndCall, if it has one; set by Build.
+	call func(context.Context, Req) (Res, error)
 }
 
 // ReserveAndCall reserves and calls in one step (see Do).
 func (s *Stack[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	if s.call != nil {
+		return s.call(ctx, req)
+	}
 	return Do(ctx, s.Service, req)
 }
 
