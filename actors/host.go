@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -92,10 +91,14 @@ func (h *Host) forget(st stopper) {
 	defer h.mu.Unlock()
 	delete(h.stages, st)
 	if h.peak >= 1024 && len(h.stages) < h.peak/4 {
-		// A Go map keeps the buckets it grew: after a burst of stages, make
-		// a map their size (amortised: it happens once per halving twice).
-		h.stages = maps.Clone(h.stages)
-		h.peak = len(h.stages)
+		// A Go map keeps the buckets it grew (maps.Clone too): after a burst
+		// of stages, copy the rest into a map their size (amortised: once
+		// per shrinking to a quarter).
+		m := make(map[stopper]uint64, len(h.stages))
+		for k, v := range h.stages {
+			m[k] = v
+		}
+		h.stages, h.peak = m, len(m)
 	}
 }
 
