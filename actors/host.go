@@ -18,15 +18,16 @@ import (
 type Host struct {
 	sys      *System
 	name     string
-	pid      *actor.PID
 	strategy Strategy
 
-	mu     sync.Mutex
-	stages map[stopper]uint64         // live stages, by spawn order (innermost first); guarded by mu
-	peak   int                        // the most stages has held since it was made; guarded by mu
-	seq    uint64                     // spawn counter; guarded by mu
-	closed bool                       // guarded by mu
-	timers map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
+	mu      sync.Mutex
+	pid     *actor.PID                 // the supervisor actor; replaced by renew; guarded by mu
+	spawned int                        // children spawned by the current supervisor actor; guarded by mu
+	stages  map[stopper]uint64         // live stages, by spawn order (innermost first); guarded by mu
+	peak    int                        // the most stages has held since it was made; guarded by mu
+	seq     uint64                     // spawn counter; guarded by mu
+	closed  bool                       // guarded by mu
+	timers  map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
 }
 
 // stopper is a spawned stage, as its host sees it.
@@ -44,12 +45,17 @@ func (h *Host) System() *System { return h.sys }
 func (h *Host) Name() string { return h.name }
 
 // PID returns the supervisor actor's PID.
-func (h *Host) PID() *actor.PID { return h.pid }
+// A host that has spawned many children replaces it once it has none (see
+// renew), so the PID may change.
+func (h *Host) PID() *actor.PID {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.pid
+}
 
 func (s *System) newHost(name string, strategy Strategy) *Host {
 	h := &Host{sys: s, name: name, strategy: strategy, stages: map[stopper]uint64{}}
-	props := actor.PropsFromProducer(func() actor.Actor { return &supervisorActor{h: h} })
-	h.pid = s.as.Root.SpawnPrefix(props, name+"-")
+	h.pid = h.newSupervisor()
 	return h
 }
 
@@ -76,9 +82,11 @@ func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, e
 	h.seq++
 	h.stages[st] = h.seq
 	h.peak = max(h.peak, len(h.stages))
+	h.spawned++
+	sup := h.pid
 	h.mu.Unlock()
 	req := &spawnReq{props: props, name: name, reply: make(chan spawnRes, 1)}
-	h.sys.as.Root.Send(h.pid, req)
+	h.sys.as.Root.Send(sup, req)
 	res := <-req.reply
 	if res.err != nil {
 		h.forget(st)
@@ -99,6 +107,9 @@ func (h *Host) forget(st stopper) {
 			m[k] = v
 		}
 		h.stages, h.peak = m, len(m)
+	}
+	if len(h.stages) == 0 {
+		h.renewLocked()
 	}
 }
 
@@ -122,6 +133,7 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	sup := h.pid
 	stages := bySpawn(h.stages)
 	for _, t := range h.timers {
 		t.Stop()
@@ -133,7 +145,7 @@ func (h *Host) Close(ctx context.Context) error {
 		errs = append(errs, st.Close(ctx))
 	}
 	stopped := make(chan struct{})
-	h.sys.as.Root.Send(h.pid, &stopReq{done: stopped})
+	h.sys.as.Root.Send(sup, &stopReq{done: stopped})
 	<-stopped
 	h.sys.forgetHost(h)
 	return errors.Join(errs...)
@@ -151,11 +163,14 @@ type restartReq struct{ child *actor.PID }
 // being a SupervisorStrategy itself, decides their fate when they fail.
 type supervisorActor struct {
 	h    *Host
+	self *actor.PID // set when it starts
 	done chan struct{}
 }
 
 func (a *supervisorActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.self = c.Self()
 	case *spawnReq:
 		id := m.name + "-" + c.ActorSystem().ProcessRegistry.NextId()
 		pid, err := c.SpawnNamed(m.props, id)
@@ -196,12 +211,13 @@ func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervis
 	case d.Delay <= 0:
 		sup.RestartChildren(child)
 	default:
-		a.h.restartLater(child, d.Delay)
+		a.h.restartLater(a.self, child, d.Delay)
 	}
 }
 
-// restartLater restarts child after d, unless the host closes first.
-func (h *Host) restartLater(child *actor.PID, d time.Duration) {
+// restartLater has supervisor actor sup restart its child after d, unless
+// the host closes first.
+func (h *Host) restartLater(sup, child *actor.PID, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -216,7 +232,7 @@ func (h *Host) restartLater(child *actor.PID, d time.Duration) {
 		delete(h.timers, child)
 		h.mu.Unlock()
 		if live {
-			h.sys.as.Root.Send(h.pid, &restartReq{child: child})
+			h.sys.as.Root.Send(sup, &restartReq{child: child})
 		}
 	})
 }
