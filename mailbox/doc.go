@@ -20,5 +20,8 @@
 // The mailbox runs its actor on one persistent goroutine, started on the
 // first message and parked on a channel when idle: waking it is one channel
 // handoff, where protoactor's default dispatcher starts a goroutine per
-// activation (see ARCHITECTURE.md for the measurements).
+// activation. With Inline, a poster that finds the actor idle runs it on its
+// own goroutine instead, and PostFrom lets a busy actor's posts wait until it
+// is handed back, so that stages under load run on several goroutines at
+// once (see run.go, and ARCHITECTURE.md for the measurements).
 package mailbox
