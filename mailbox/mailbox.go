@@ -86,7 +86,6 @@ func New(size int, opts ...Option) (*Mailbox, error) {
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
 	m.cap.size = int32(size)
-	m.q.user.buf = make([]any, size)
 	for _, o := range opts {
 		o(m)
 	}

@@ -3,23 +3,38 @@ package mailbox
 import "sync"
 
 // ring is a FIFO of user messages. It never holds more than the mailbox's
-// capacity, so it is allocated once, at that size.
+// capacity (each message fills a reserved slot), and it grows on demand, by
+// doubling, from nothing: an idle stage, or one whose messages are taken as
+// they come, holds no buffer (an idle pipeline's rings were 45 % of its
+// memory when they were made at full capacity). Its length is a power of two.
 type ring struct {
 	buf        []any
 	head, size int
 }
 
 func (r *ring) push(v any) {
-	r.buf[(r.head+r.size)%len(r.buf)] = v
+	if r.size == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
 	r.size++
 }
 
 func (r *ring) pop() any {
 	v := r.buf[r.head]
 	r.buf[r.head] = nil
-	r.head = (r.head + 1) % len(r.buf)
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
 	return v
+}
+
+// grow doubles the buffer (to 4 from nothing), keeping the order.
+func (r *ring) grow() {
+	buf := make([]any, max(4, 2*len(r.buf)))
+	for i := range r.size {
+		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = buf, 0
 }
 
 // fifo is an unbounded FIFO for system and control messages, which are few:
