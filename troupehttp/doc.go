@@ -24,7 +24,11 @@
 // a Timeout outside the retry stage expired it) matches ErrCallEnded and is
 // not retried: a Timeout outside Retry bounds the whole session, one inside
 // gives each attempt its own deadline and its error is retried. RetryPolicy
-// is retry.Attempts with that predicate and CloneRequest.
+// is retry.Attempts with that predicate and CloneRequest, as a Policy that
+// also honours a retried response's Retry-After header: the wait before the
+// retry is the longer of the backoff's and the header's, and a response that
+// asks for more than MaxRetryAfter (a minute by default) goes to the caller
+// instead of being retried. RetryAfter reads the header.
 //
 // # Response bodies: who owns them
 //

@@ -52,9 +52,12 @@ func Retryable(res *http.Response, err error) bool { return retryable(res, err) 
 
 // RetryPolicy returns the ready-made retry policy for HTTP: at most max
 // retries after the first attempt (none when max <= 0), waiting
-// backoff.Delay(n) before the n-th (at once when backoff is nil), of the
-// outcomes Retryable accepts, copying each request with CloneRequest (a
-// request whose body cannot be replayed is sent once and never retried).
+// backoff.Delay(n) before the n-th (at once when backoff is nil), or longer
+// when the response asks for it with a Retry-After header (up to
+// DefaultMaxRetryAfter: a response asking for more is not retried; see
+// Policy), of the outcomes Retryable accepts, copying each request with
+// CloneRequest (a request whose body cannot be replayed is sent once and
+// never retried).
 // Use it with retry.New or retry.Layer over a Client leaf, whose default
 // HoldStatus holds the bodies of exactly the statuses it retries.
 //
@@ -67,11 +70,11 @@ func Retryable(res *http.Response, err error) bool { return retryable(res, err) 
 //
 // The returned value is copied by each retry session (see retry.Policy);
 // its functions are safe for concurrent use.
-func RetryPolicy(max int, backoff retry.Delayer) retry.Attempts[*http.Request, *http.Response] {
-	return retry.Attempts[*http.Request, *http.Response]{
+func RetryPolicy(max int, backoff retry.Delayer) Policy {
+	return Policy{Attempts: retry.Attempts[*http.Request, *http.Response]{
 		Max:       max,
 		Backoff:   backoff,
 		Retryable: Retryable,
 		Copy:      CloneRequest,
-	}
+	}}
 }

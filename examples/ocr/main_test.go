@@ -118,7 +118,7 @@ func TestOCR_FlakyServer(t *testing.T) {
 	assert.Zero(t, r.causes[causeTimeout]+r.causes[causeOther])
 	assert.True(t, 0 < r.p50 && r.p50 <= r.p90 && r.p90 <= r.p99 && r.p99 < 10*time.Second, "%v %v %v", r.p50, r.p90, r.p99)
 
-	assert.Contains(t, out, "stack, outermost first: limit 20 -> timeout 10s -> retry (3 retries, 10ms doubling) -> ratelimit 50 per 1.2s (smooth, one every 24ms) -> troupehttp.Client")
+	assert.Contains(t, out, "stack, outermost first: limit 20 -> timeout 10s -> retry (3 retries, 10ms doubling, or the server's Retry-After) -> ratelimit 50 per 1.2s (smooth, one every 24ms) -> troupehttp.Client")
 	for _, why := range []string{"limit outermost: it protects this program", "timeout outside retry and rate limit", "rate limit innermost: every attempt"} {
 		assert.Contains(t, out, why)
 	}

@@ -44,7 +44,7 @@ func (c config) spacing() time.Duration {
 
 func (c config) stackLine() string {
 	r := c.limiterRate()
-	return fmt.Sprintf("limit %d -> timeout %v -> retry (%d retries, %v doubling) -> ratelimit %d per %v (smooth, one every %v) -> troupehttp.Client",
+	return fmt.Sprintf("limit %d -> timeout %v -> retry (%d retries, %v doubling, or the server's Retry-After) -> ratelimit %d per %v (smooth, one every %v) -> troupehttp.Client",
 		c.concurrency, c.timeout, c.retries, c.backoff, r.Num, r.Per, c.spacing())
 }
 

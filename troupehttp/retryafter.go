@@ -1,0 +1,91 @@
+package troupehttp
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/troupe-go/troupe/stages/retry"
+)
+
+// DefaultMaxRetryAfter is the longest wait a response's Retry-After header
+// may ask of a Policy whose MaxRetryAfter is zero.
+const DefaultMaxRetryAfter = time.Minute
+
+// RetryAfter returns how long res asks its client to wait before another
+// request: its Retry-After header (RFC 9110, section 10.2.3), either a
+// number of seconds or an HTTP date. A date is read against the response's
+// own Date header when it has one (the server's clock), else against now;
+// a date in the past asks for no wait. ok is false when res has no
+// Retry-After header or it does not parse.
+func RetryAfter(res *http.Response, now time.Time) (wait time.Duration, ok bool) {
+	if res == nil {
+		return 0, false
+	}
+	v := strings.TrimSpace(res.Header.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseUint(v, 10, 63)
+		if err != nil {
+			if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
+				return time.Duration(1<<63 - 1), true // more than anyone waits
+			}
+			return 0, false
+		}
+		if secs > uint64((1<<63-1)/time.Second) {
+			return time.Duration(1<<63 - 1), true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	if d, err := http.ParseTime(res.Header.Get("Date")); err == nil {
+		now = d
+	}
+	return max(at.Sub(now), 0), true
+}
+
+// Policy is the retry policy RetryPolicy returns: retry.Attempts over HTTP
+// requests and responses that also honours a retried response's
+// Retry-After header. The wait before a retry is the longer of the backoff's
+// and the header's; a response that asks for more than MaxRetryAfter is not
+// retried: the caller gets it (a 429 or a 503, body readable), since
+// waiting that long would hold the request, and its slots, for longer than
+// the caller is likely to wait.
+//
+// Each retry session works on its own copy of the value (see retry.Policy).
+type Policy struct {
+	retry.Attempts[*http.Request, *http.Response]
+	// MaxRetryAfter caps the wait a Retry-After header may ask for; zero
+	// means DefaultMaxRetryAfter, a negative value ignores the header.
+	MaxRetryAfter time.Duration
+}
+
+// Retry implements retry.Policy.
+func (p *Policy) Retry(req **http.Request, res **http.Response, err *error) (retry.Wait, bool) {
+	var after time.Duration
+	asked := false
+	if *err == nil && p.MaxRetryAfter >= 0 {
+		after, asked = RetryAfter(*res, time.Now())
+	}
+	if asked && after > p.maxRetryAfter() && p.Retryable != nil && p.Retryable(*res, *err) {
+		return retry.Wait{}, false // too long to wait: the caller gets the response
+	}
+	w, again := p.Attempts.Retry(req, res, err)
+	if again && asked {
+		w.Delay = max(w.Delay, after)
+	}
+	return w, again
+}
+
+func (p *Policy) maxRetryAfter() time.Duration {
+	if p.MaxRetryAfter == 0 {
+		return DefaultMaxRetryAfter
+	}
+	return p.MaxRetryAfter
+}
