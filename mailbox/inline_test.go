@@ -3,6 +3,7 @@ package mailbox_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,9 +18,9 @@ func (a funcActor) InvokeSystemMessage(any)   {}
 func (a funcActor) InvokeUserMessage(msg any) { a.user(msg) }
 func (a funcActor) EscalateFailure(any, any)  {}
 
-func newFunc(t *testing.T, size int, user func(msg any)) *mailbox.Mailbox {
+func newFunc(t *testing.T, size int, user func(msg any), opts ...mailbox.Option) *mailbox.Mailbox {
 	t.Helper()
-	mb, err := mailbox.New(size, mailbox.Inline(32))
+	mb, err := mailbox.New(size, append([]mailbox.Option{mailbox.Inline(32)}, opts...)...)
 	require.NoError(t, err)
 	mb.RegisterHandlers(funcActor{user}, nil)
 	return mb
@@ -102,4 +103,51 @@ func TestPostFromRunsTheTargetAfterABusyPosterAndKeepsOrder(t *testing.T) {
 	}, seenAtPost[:3])
 	assert.Equal(t, 0, a.Stats().Used)
 	assert.Equal(t, 0, b.Stats().Used)
+}
+
+// An actor run by its own goroutine (no inline dispatch) that posts with
+// PostFrom while busy runs the target after each message, on that goroutine:
+// nothing it posted is left unrun, and the order holds.
+func TestPostFromAnActorOnItsOwnGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var into []any
+		var b *mailbox.Mailbox
+		b = newFunc(t, 4, func(msg any) {
+			into = append(into, msg)
+			b.Free()
+		})
+		var a *mailbox.Mailbox
+		a = newFunc(t, 4, func(msg any) {
+			switch msg {
+			case "pause":
+				a.SetUserPaused(true)
+				return
+			case "resume":
+				a.SetUserPaused(false)
+				return
+			case stopMsg{}:
+				a.Stop() // its goroutine exits
+				return
+			}
+			ok, err := b.TryReserve()
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.NoError(t, b.PostFrom(a, msg))
+			a.Free()
+		}, mailbox.Inline(0))
+		a.PostControl("pause")
+		for i := 1; i <= 3; i++ {
+			require.NoError(t, a.Reserve(context.Background()))
+			require.NoError(t, a.Post(i))
+		}
+		synctest.Wait()
+		assert.Equal(t, 3, a.Stats().Queued)
+		a.PostControl("resume")
+		synctest.Wait()
+		assert.Equal(t, []any{1, 2, 3}, into)
+		assert.Equal(t, 0, a.Stats().Used)
+		assert.Equal(t, 0, b.Stats().Used)
+		a.PostControl(stopMsg{})
+		synctest.Wait()
+	})
 }

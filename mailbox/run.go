@@ -159,10 +159,8 @@ func (m *Mailbox) run() {
 			// Posted to with PostFrom: run them now, on this goroutine (the
 			// actor stays ours; its own goroutine never hands it back
 			// between messages).
-			after := m.deferred
-			m.deferred = nil
-			scheduleAll(after)
-			m.deferred = after[:0]
+			scheduleAll(m.deferred)
+			m.deferred = m.deferred[:0]
 			continue
 		}
 		if m.isStopped() {
