@@ -24,7 +24,7 @@ type Host struct {
 	pid     *actor.PID                 // the supervisor actor; replaced by renew; guarded by mu
 	spawned int                        // children spawned by the current supervisor actor; guarded by mu
 	stages  map[stopper]uint64         // live stages, by spawn order (innermost first); guarded by mu
-	peak    int                        // the most stages has held since it was made; guarded by mu
+	peak    int                        // the most stages it has held since the map was made; guarded by mu
 	seq     uint64                     // spawn counter; guarded by mu
 	closed  bool                       // guarded by mu
 	timers  map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
@@ -46,7 +46,7 @@ func (h *Host) Name() string { return h.name }
 
 // PID returns the supervisor actor's PID.
 // A host that has spawned many children replaces it once it has none (see
-// renew), so the PID may change.
+// renewLocked), so the PID may change.
 func (h *Host) PID() *actor.PID {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -232,9 +232,10 @@ func (m *Mailbox) next() (any, int) {
 
 // drain processes first (a user message not queued; nil for none), then
 // messages until none may run, or *budget of them (a negative budget has no
-// limit). A panic is told to OnPanic with the
-// message being processed, then escalated to the actor's supervisor, which
-// suspends the mailbox until it restarts or stops the actor.
+// limit), or until one has posted with PostFrom (the run loop then runs the
+// targets). A panic is told to OnPanic with the message being processed,
+// then escalated to the actor's supervisor, which suspends the mailbox until
+// it restarts or stops the actor.
 func (m *Mailbox) drain(budget *int, first any) {
 	var msg any
 	defer func() {
