@@ -57,52 +57,71 @@ func TestACT1_InlinePostRunsAnIdleActorAtOnce(t *testing.T) {
 	assert.Equal(t, 0, mb.Stats().Used)
 }
 
+// relay is actor a forwarding each number it takes to actor b with PostFrom;
+// b records what it receives. a pauses and resumes its user messages on
+// "pause" and "resume", and stops on stopMsg.
+type relay struct {
+	a, b *mailbox.Mailbox
+	into []any   // what b received, in order
+	seen [][]any // what b had received when a posted each message
+}
+
+func newRelay(t *testing.T, aOpts ...mailbox.Option) *relay {
+	r := &relay{}
+	r.b = newFunc(t, 4, func(msg any) {
+		r.into = append(r.into, msg)
+		r.b.Free()
+	})
+	r.a = newFunc(t, 4, func(msg any) {
+		switch msg {
+		case "pause":
+			r.a.SetUserPaused(true)
+			return
+		case "resume":
+			r.a.SetUserPaused(false)
+			return
+		case stopMsg{}:
+			r.a.Stop() // its goroutine, if it has one, exits
+			return
+		}
+		ok, err := r.b.TryReserve()
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, r.b.PostFrom(r.a, msg))
+		r.seen = append(r.seen, append([]any(nil), r.into...))
+		r.a.Free()
+	}, aOpts...)
+	return r
+}
+
+// queue pauses a and queues 1, 2 and 3 in it.
+func (r *relay) queue(t *testing.T) {
+	r.a.PostControl("pause")
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, r.a.Reserve(context.Background()))
+		require.NoError(t, r.a.Post(i))
+	}
+}
+
 // PostFrom from a busy actor (more messages queued behind the one it
 // processes) queues the message and runs the target only once the poster's
 // actor is handed back; from an actor with nothing waiting it runs the target
 // at once, nested. Either way the target sees the messages in the order they
 // were posted.
 func TestPostFromRunsTheTargetAfterABusyPosterAndKeepsOrder(t *testing.T) {
-	var into []any
-	var b *mailbox.Mailbox
-	b = newFunc(t, 4, func(msg any) {
-		into = append(into, msg)
-		b.Free()
-	})
-	var a *mailbox.Mailbox
-	var seenAtPost [][]any // what b had received when a posted each message
-	a = newFunc(t, 4, func(msg any) {
-		switch msg {
-		case "pause":
-			a.SetUserPaused(true)
-			return
-		case "resume":
-			a.SetUserPaused(false)
-			return
-		}
-		ok, err := b.TryReserve()
-		require.NoError(t, err)
-		require.True(t, ok)
-		require.NoError(t, b.PostFrom(a, msg))
-		seenAtPost = append(seenAtPost, append([]any(nil), into...))
-		a.Free()
-	})
-	a.PostControl("pause")
-	for i := 1; i <= 3; i++ {
-		require.NoError(t, a.Reserve(context.Background()))
-		require.NoError(t, a.Post(i))
-	}
-	assert.Equal(t, 3, a.Stats().Queued)
-	a.PostControl("resume")
+	r := newRelay(t)
+	r.queue(t)
+	assert.Equal(t, 3, r.a.Stats().Queued)
+	r.a.PostControl("resume")
 
-	assert.Equal(t, []any{1, 2, 3}, into, "b got every message, in order")
+	assert.Equal(t, []any{1, 2, 3}, r.into, "b got every message, in order")
 	assert.Equal(t, [][]any{
 		nil,       // 1: 2 and 3 wait behind it in a: b runs after a is handed back
 		{1},       // 2: 3 waits behind it
 		{1, 2, 3}, // 3: nothing waits in a: b ran nested, before PostFrom returned
-	}, seenAtPost[:3])
-	assert.Equal(t, 0, a.Stats().Used)
-	assert.Equal(t, 0, b.Stats().Used)
+	}, r.seen)
+	assert.Equal(t, 0, r.a.Stats().Used)
+	assert.Equal(t, 0, r.b.Stats().Used)
 }
 
 // An actor run by its own goroutine (no inline dispatch) that posts with
@@ -110,44 +129,16 @@ func TestPostFromRunsTheTargetAfterABusyPosterAndKeepsOrder(t *testing.T) {
 // nothing it posted is left unrun, and the order holds.
 func TestPostFromAnActorOnItsOwnGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var into []any
-		var b *mailbox.Mailbox
-		b = newFunc(t, 4, func(msg any) {
-			into = append(into, msg)
-			b.Free()
-		})
-		var a *mailbox.Mailbox
-		a = newFunc(t, 4, func(msg any) {
-			switch msg {
-			case "pause":
-				a.SetUserPaused(true)
-				return
-			case "resume":
-				a.SetUserPaused(false)
-				return
-			case stopMsg{}:
-				a.Stop() // its goroutine exits
-				return
-			}
-			ok, err := b.TryReserve()
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.NoError(t, b.PostFrom(a, msg))
-			a.Free()
-		}, mailbox.Inline(0))
-		a.PostControl("pause")
-		for i := 1; i <= 3; i++ {
-			require.NoError(t, a.Reserve(context.Background()))
-			require.NoError(t, a.Post(i))
-		}
+		r := newRelay(t, mailbox.Inline(0))
+		r.queue(t)
 		synctest.Wait()
-		assert.Equal(t, 3, a.Stats().Queued)
-		a.PostControl("resume")
+		assert.Equal(t, 3, r.a.Stats().Queued)
+		r.a.PostControl("resume")
 		synctest.Wait()
-		assert.Equal(t, []any{1, 2, 3}, into)
-		assert.Equal(t, 0, a.Stats().Used)
-		assert.Equal(t, 0, b.Stats().Used)
-		a.PostControl(stopMsg{})
+		assert.Equal(t, []any{1, 2, 3}, r.into)
+		assert.Equal(t, 0, r.a.Stats().Used)
+		assert.Equal(t, 0, r.b.Stats().Used)
+		r.a.PostControl(stopMsg{})
 		synctest.Wait()
 	})
 }

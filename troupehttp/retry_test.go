@@ -32,6 +32,16 @@ func retryStack(t *testing.T, hc *http.Client, max int, opts ...troupehttp.Clien
 	return st
 }
 
+// get sends a GET of url through st and requires that it returns a response.
+func get(t *testing.T, st *troupe.Stack[req, res], url string) *http.Response {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := troupe.Do(testCtx(t), st, r)
+	require.NoError(t, err)
+	return resp
+}
+
 // A POST with a bytes body is retried with its body resent intact, with its
 // length known or not (chunked: net/http's transport cannot rewind a body
 // for us then, so a body shared between attempts would arrive empty).
@@ -92,14 +102,10 @@ func TestRetry_ReplayableBodyIsRetried(t *testing.T) {
 
 // A 404 (like every 4xx but 429) is not retried.
 func TestRetry_404IsNotRetried(t *testing.T) {
-	ctx := testCtx(t)
 	srv := newScripted(t, 404, 200)
 	hc, _ := newClient(t)
 	st := retryStack(t, hc, 3)
-	r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := troupe.Do(ctx, st, r)
-	require.NoError(t, err)
+	resp := get(t, st, srv.URL)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.Equal(t, "404 from attempt 1", readBody(t, resp))
 	assert.Len(t, srv.received(), 1)
@@ -107,14 +113,10 @@ func TestRetry_404IsNotRetried(t *testing.T) {
 
 // A 429 is retried, and the caller reads the 200's body.
 func TestRetry_429Then200(t *testing.T) {
-	ctx := testCtx(t)
 	srv := newScripted(t, 429, 200)
 	hc, _ := newClient(t)
 	st := retryStack(t, hc, 3)
-	r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := troupe.Do(ctx, st, r)
-	require.NoError(t, err)
+	resp := get(t, st, srv.URL)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "200 from attempt 2", readBody(t, resp))
 	assert.Len(t, srv.received(), 2)
@@ -125,14 +127,10 @@ func TestRetry_429Then200(t *testing.T) {
 // closed unread would have cost its connection), and only the 200's body
 // was still open.
 func TestRetry_DiscardedBodiesAreDrainedAndClosed(t *testing.T) {
-	ctx := testCtx(t)
 	srv := newScripted(t, 503, 503, 200)
 	hc, cnt := newClient(t)
 	st := retryStack(t, hc, 3)
-	r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := troupe.Do(ctx, st, r)
-	require.NoError(t, err)
+	resp := get(t, st, srv.URL)
 	assert.EqualValues(t, 3, cnt.opened.Load())
 	assert.EqualValues(t, 2, cnt.closed.Load(), "the two discarded 503 bodies were closed")
 	assert.Equal(t, "200 from attempt 3", readBody(t, resp))
@@ -143,14 +141,10 @@ func TestRetry_DiscardedBodiesAreDrainedAndClosed(t *testing.T) {
 // When the attempts are spent, the caller gets the last 503, readable,
 // with a nil error: a status is not an error.
 func TestRetry_AttemptsSpentReturnTheLast503(t *testing.T) {
-	ctx := testCtx(t)
 	srv := newScripted(t, 503)
 	hc, cnt := newClient(t)
 	st := retryStack(t, hc, 2)
-	r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := troupe.Do(ctx, st, r)
-	require.NoError(t, err)
+	resp := get(t, st, srv.URL)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "503 from attempt 3", readBody(t, resp))
 	assert.EqualValues(t, 3, cnt.opened.Load())
@@ -161,14 +155,10 @@ func TestRetry_AttemptsSpentReturnTheLast503(t *testing.T) {
 // A 503 whose body is too long to hold is not retried: the caller gets all
 // of it from the connection.
 func TestRetry_UnheldStatusIsNotRetried(t *testing.T) {
-	ctx := testCtx(t)
 	srv := newScripted(t, 503, 200)
 	hc, _ := newClient(t)
 	st := retryStack(t, hc, 3, troupehttp.HoldLimit(4))
-	r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := troupe.Do(ctx, st, r)
-	require.NoError(t, err)
+	resp := get(t, st, srv.URL)
 	assert.Equal(t, "503 from attempt 1", readBody(t, resp))
 	assert.Len(t, srv.received(), 1)
 }
@@ -198,10 +188,7 @@ func TestRetry_TransportErrorsAreRetried(t *testing.T) {
 		srv, calls := dropFirst(t, 1)
 		hc, _ := newClient(t)
 		st := retryStack(t, hc, 3)
-		r, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-		require.NoError(t, err)
-		resp, err := troupe.Do(ctx, st, r)
-		require.NoError(t, err)
+		resp := get(t, st, srv.URL)
 		assert.Equal(t, "ok", readBody(t, resp))
 		assert.EqualValues(t, 2, calls.Load())
 	})

@@ -1,6 +1,7 @@
 package troupehttp
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,15 +29,13 @@ func RetryAfter(res *http.Response, now time.Time) (wait time.Duration, ok bool)
 		return 0, false
 	}
 	if v[0] >= '0' && v[0] <= '9' {
+		const forever = time.Duration(1<<63 - 1) // more than anyone waits
 		secs, err := strconv.ParseUint(v, 10, 63)
-		if err != nil {
-			if ne, isNum := err.(*strconv.NumError); isNum && ne.Err == strconv.ErrRange {
-				return time.Duration(1<<63 - 1), true // more than anyone waits
-			}
+		switch {
+		case errors.Is(err, strconv.ErrRange), err == nil && secs > uint64(forever/time.Second):
+			return forever, true
+		case err != nil:
 			return 0, false
-		}
-		if secs > uint64((1<<63-1)/time.Second) {
-			return time.Duration(1<<63 - 1), true
 		}
 		return time.Duration(secs) * time.Second, true
 	}
