@@ -22,6 +22,11 @@ var (
 	// ErrRestarted is matched by the error a request gets when the stage
 	// holding it failed and was restarted; the error is a *RestartError.
 	ErrRestarted = errors.New("troupe: stage restarted")
+	// ErrBadConfig is matched by every configuration error: a capacity the
+	// stage cannot hold, a nil system, service, function or policy, an option
+	// out of range. Such errors come from the constructors and Build, never
+	// later from a call.
+	ErrBadConfig = errors.New("troupe: bad configuration")
 	// ErrPanic is matched by a *PanicError: a panic recovered in a stage or
 	// in the function of a leaf service.
 	ErrPanic = errors.New("troupe: panic recovered")
@@ -91,3 +96,26 @@ func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
+
+// AbandonedError is the error of a stage's Close whose context ended while
+// calls that entered by the stage still ran: their work's context was cancelled
+// and their callers get a *ClosedError when it returns. It matches
+// ErrClosed and unwraps to Close's context error.
+type AbandonedError struct {
+	// Stage names the closed stage.
+	Stage string
+	// Calls is how many calls still ran when Close gave up waiting.
+	Calls int64
+	// Cause is why Close stopped waiting: its context's error.
+	Cause error
+}
+
+func (e *AbandonedError) Error() string {
+	return fmt.Sprintf("troupe: %s: closed with %d calls still running (their work was told to stop): %v", e.Stage, e.Calls, e.Cause)
+}
+
+// Is reports whether target is ErrClosed.
+func (e *AbandonedError) Is(target error) bool { return target == ErrClosed }
+
+// Unwrap returns the cause.
+func (e *AbandonedError) Unwrap() error { return e.Cause }

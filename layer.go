@@ -3,6 +3,7 @@ package troupe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -50,18 +51,24 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 }
 
 // Build spawns the stages in h over inner, innermost first, and returns the
-// stack. When a layer fails, the stages already built are closed and the
+// stack. An inner service with a Validate() error method (actors.Func has
+// one) is validated first. When a layer fails, the stages already built are closed and the
 // error is returned. The stack does not own inner: closing the stack leaves
 // inner alone.
 func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, Res], error) {
 	if inner == nil {
-		return nil, errors.New("troupe: Build: inner service is nil")
+		return nil, fmt.Errorf("troupe: Build: inner service is nil: %w", ErrBadConfig)
+	}
+	if v, ok := inner.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("troupe: Build: inner service: %w", err)
+		}
 	}
 	st := &Stack[Req, Res]{Service: inner}
 	for i := len(b.layers) - 1; i >= 0; i-- {
 		if b.layers[i] == nil {
 			_ = st.Close(context.Background())
-			return nil, errors.New("troupe: Build: nil layer")
+			return nil, fmt.Errorf("troupe: Build: layer %d is nil: %w", i, ErrBadConfig)
 		}
 		svc, err := b.layers[i].Layer(h, st.Service)
 		if err != nil {
@@ -70,7 +77,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		}
 		if svc == nil {
 			_ = st.Close(context.Background())
-			return nil, errors.New("troupe: Build: layer returned a nil service")
+			return nil, fmt.Errorf("troupe: Build: layer %d returned a nil service: %w", i, ErrBadConfig)
 		}
 		st.Service = svc
 		if c, ok := svc.(Closer); ok {

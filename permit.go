@@ -144,16 +144,39 @@ var leaked atomic.Uint64
 // without calling Call or Release, a bug worth fixing.
 func LeakedPermits() uint64 { return leaked.Load() }
 
+// DroppedReporter is implemented by Reservations that report a permit
+// dropped without Call or Release themselves (troupe's stages log it through
+// their system's logger, naming the stage). For other Reservations the
+// mistake is logged with slog.Default.
+type DroppedReporter interface {
+	PermitDropped()
+}
+
 // reclaim releases the capacity of every permit of a collected slab that was
-// issued but never called nor released, and logs the mistake.
+// issued but never called nor released, and logs the mistake. It runs on
+// the runtime's cleanup goroutine, so a panicking Release is logged, never
+// allowed to crash the process.
 func reclaim[Req, Res any](led *ledger[Req, Res]) {
 	for i := range led.state {
 		if led.state[i].CompareAndSwap(permitIssued, permitSpent) {
 			r := led.owner[i]
 			led.owner[i] = nil
 			leaked.Add(1)
-			slog.Default().Warn("troupe: permit dropped without Call or Release; capacity reclaimed by the garbage collector")
-			r.Release()
+			reclaimOne(r)
 		}
 	}
+}
+
+func reclaimOne[Req, Res any](r Reservation[Req, Res]) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Default().Error("troupe: Release of a dropped permit panicked", "panic", v)
+		}
+	}()
+	if d, ok := r.(DroppedReporter); ok {
+		d.PermitDropped()
+	} else {
+		slog.Default().Warn("troupe: permit dropped without Call or Release; capacity reclaimed by the garbage collector")
+	}
+	r.Release()
 }

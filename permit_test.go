@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/leakcheck"
 )
 
 // spec: CORE4
@@ -36,6 +37,7 @@ func (r *releaser) Release()                               { r.released <- struc
 
 // spec: CORE4
 func TestCORE4_DroppedPermitIsReclaimed(t *testing.T) {
+	leakcheck.ExpectDropped(1)
 	var src troupe.PermitSource[int, int]
 	r := &releaser{released: make(chan struct{}, 1)}
 	before := troupe.LeakedPermits()

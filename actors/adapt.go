@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/troupe-go/troupe"
@@ -14,6 +16,7 @@ import (
 // with the permit that goroutine won.
 type adapter[Req, Res any] struct {
 	svc troupe.Service[Req, Res]
+	log *slog.Logger // set before first use, then read-only
 
 	mu      sync.Mutex
 	ready   []*troupe.Permit[Req, Res]             // won in the background, not yet spent; guarded by mu
@@ -25,7 +28,7 @@ type adapter[Req, Res any] struct {
 // once starts one goroutine that calls svc.Reserve and ends when it returns
 // or the wait is cancelled.
 func Adapt[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
-	return &adapter[Req, Res]{svc: svc, waits: map[*mailbox.Waiter]context.CancelFunc{}}
+	return &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]context.CancelFunc{}}
 }
 
 func (a *adapter[Req, Res]) TryReserve() (bool, error) {
@@ -43,19 +46,32 @@ func (a *adapter[Req, Res]) claimLocked() bool {
 }
 
 func (a *adapter[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
+	return a.ReserveAsyncFor(context.Background(), w)
+}
+
+// ReserveAsyncFor is ReserveAsync on behalf of a request whose context is
+// rctx (see ReserveAsyncFor): the background Reserve sees rctx's values
+// (trace spans, request ids), but not its cancellation or deadline, since
+// the unit it wins may serve another request.
+func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Waiter) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.claimLocked() {
 		return true, nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
 	a.waits[w] = cancel
 	go a.reserve(ctx, w)
 	return false, nil
 }
 
+// reserve runs the wrapped service's Reserve on a goroutine of its own. A
+// panic in it is that service's readiness error.
 func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter) {
-	p, err := a.svc.Reserve(ctx)
+	p, err := Guard1("Reserve of "+a.name(), func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
+	if err == nil && p == nil {
+		err = fmt.Errorf("actors: Reserve of %s returned no permit and no error: %w", a.name(), troupe.ErrInvalidPermit)
+	}
 	a.mu.Lock()
 	cancel, mine := a.waits[w]
 	delete(a.waits, w)
@@ -66,12 +82,28 @@ func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter) {
 	a.mu.Unlock()
 	if !mine { // cancelled: give back what came anyway
 		if err == nil {
-			_ = p.Release()
+			a.release(p)
 		}
 		return
 	}
 	cancel()
 	w.Notify(err)
+}
+
+// release gives back a permit of the wrapped service; a panic in its
+// Release is reported, since nobody waits for it.
+func (a *adapter[Req, Res]) release(p *troupe.Permit[Req, Res]) {
+	if err := Guard("Release of "+a.name(), func() { _ = p.Release() }); err != nil {
+		a.log.Error("troupe: a permit's Release panicked", "service", a.name(), "err", err)
+	}
+}
+
+// name names the wrapped service in errors.
+func (a *adapter[Req, Res]) name() string {
+	if n, ok := a.svc.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", a.svc)
 }
 
 func (a *adapter[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
@@ -104,7 +136,7 @@ func (a *adapter[Req, Res]) take() *troupe.Permit[Req, Res] {
 
 func (a *adapter[Req, Res]) Unreserve() {
 	if p := a.take(); p != nil {
-		_ = p.Release()
+		a.release(p)
 	}
 }
 

@@ -23,16 +23,28 @@ type callState[Req, Res any] struct {
 	gone      atomic.Bool         // done or abandoned: set with them, read without mu (Delivered)
 	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
 
+	// Leaf work running for this caller, and the slots of HoldUntilOutcome
+	// stages kept until none runs (see keepSlot).
+	running atomic.Int32       // leaf runs under way
+	heldN   atomic.Int32       // len(held), stored under mu
+	held    []*mailbox.Mailbox // guarded by mu
+
 	// For Stage.ReserveAndCall: the request waits in the stage's line for a
 	// slot, and the goroutine that frees one sends it (see slotGranted).
 	slot   *mailbox.Waiter       // made once per pooled envelope
 	target *stageInner[Req, Res] // the stage whose line it waits in; set by its caller
+
+	// The stage the call entered by: it counts the callers still waiting
+	// (Stage.waiting) and abandons their work when it is closed before they
+	// have their outcome. Set by newRoot, then read-only until reset.
+	entry *Stage[Req, Res]
 }
 
 func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
-	c.target = nil
+	c.target, c.entry, c.held = nil, nil, nil
+	c.heldN.Store(0)
 	c.gone.Store(false)
 }
 
@@ -76,7 +88,9 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
 	c.gone.Store(true)
+	entry := c.entry
 	c.unlockPoke(c.pokeLocked())
+	entry.answered()
 	return res, err, false
 }
 
@@ -94,8 +108,11 @@ func rootPool[Req, Res any]() *sync.Pool {
 
 // newRoot returns a root envelope for a caller's request: references for the
 // caller and for the path, and the delivery frame.
-func newRoot[Req, Res any](pool *sync.Pool, ctx context.Context, req Req) *Envelope[Req, Res] {
+func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *Envelope[Req, Res] {
+	pool := s.roots
+	s.waiting.Add(1)
 	e := pool.Get().(*Envelope[Req, Res])
+	e.call.entry = s
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(2)
@@ -121,6 +138,20 @@ func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 		return
 	}
 	e.leaf = l
+	if e.detached {
+		c.running.Add(1) // before forced: a slot passed after it is kept
+		c.mu.Unlock()
+		if e.forced() {
+			// An outcome was forced on its path meanwhile (a timeout
+			// fired): the slots it passed were freed; start nothing.
+			c.workEnded()
+			var zero Res
+			e.Answer(zero, ErrCallerGone)
+			return
+		}
+		go e.runDetached()
+		return
+	}
 	if c.workTail == nil {
 		c.work = e
 	} else {
@@ -186,6 +217,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			c.sleeping = false
 			c.mu.Unlock()
 			if r.frames[0].done.CompareAndSwap(false, true) {
+				c.entry.answered()
 				return r.abandon(ctx.Err())
 			}
 			done = nil // the outcome is being delivered right now: wait for it
@@ -245,11 +277,48 @@ type Leaf[Req, Res any] interface {
 
 // runLeaf runs e's leaf work on the caller's goroutine and answers e with
 // its outcome. A panic in the work becomes a *troupe.PanicError outcome.
+// While the work runs, the slots of HoldUntilOutcome stages it passed stay
+// taken even if an outcome is forced past them (a timeout fires): work that
+// ignores its context still counts against the limits above it.
 func (e *Envelope[Req, Res]) runLeaf() {
+	c := e.root.call
+	c.running.Add(1)
+	res, err := e.callLeaf()
+	c.workEnded()
+	e.Answer(res, err)
+}
+
+// runDetached runs e's leaf work on a goroutine of its own (see Detach).
+// The work has ended once it returns, whatever became of its outcome: the
+// slots kept for it are freed before e is answered.
+func (e *Envelope[Req, Res]) runDetached() {
+	res, err := e.callLeaf()
+	e.root.call.workEnded() // e's path still holds the root
+	e.Answer(res, err)
+}
+
+// callLeaf runs e's leaf work on the calling goroutine. The work's context
+// is also cancelled when the stage the call entered by abandons it (see
+// workCtx).
+func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
 	l := e.leaf
 	e.leaf = nil
-	res, err := safeRun(l, e.Ctx, e.Req)
-	e.Answer(res, err)
+	ctx := e.Ctx
+	var wc *workCtx
+	if entry := e.root.call.entry; entry != nil {
+		if _, ok := ctx.(CancelledOnClose); !ok {
+			wc = newWorkCtx(ctx, entry.closedCtx)
+			ctx = wc
+		}
+	}
+	res, err := safeRun(l, ctx, e.Req)
+	if wc != nil {
+		wc.release()
+		if err != nil && wc.closed.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
+			err = wc.Err() // the work stopped because it was abandoned
+		}
+	}
+	return res, err
 }
 
 func safeRun[Req, Res any](l Leaf[Req, Res], ctx context.Context, req Req) (res Res, err error) {

@@ -20,10 +20,17 @@ var (
 
 // Close closes the stage (troupe.Closer): reservations fail with a
 // *troupe.ClosedError at once, and permits already issued fail when called;
-// the requests already accepted are handed on as usual until ctx is done,
-// then those left are answered with the same error (at once, when ctx is
-// already done). Close returns once the actor has stopped: nil when
-// everything drained, ctx's error otherwise.
+// the requests already accepted are handed on as usual, and the calls that
+// entered by this stage run to their outcome, until ctx is done. Then what
+// the stage still holds is answered with the same error, and the calls that
+// entered by it and still run are abandoned: the context of their work is
+// cancelled, and its error (what their callers get, if the work honours it)
+// is that *troupe.ClosedError. When ctx is already done, all this happens at
+// once.
+//
+// Close returns once the actor has stopped: nil when everything drained;
+// otherwise an error that matches ctx's error and, when calls were
+// abandoned, a *troupe.AbandonedError saying how many.
 // Close does not close the inner service.
 func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
@@ -35,13 +42,28 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	if ctx.Err() == nil {
 		select {
 		case <-s.done:
+			if n := s.waiting.Load(); n > 0 { // stopped by an earlier Close's abort
+				return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: s.closedError(nil)}
+			}
 			return nil
 		case <-ctx.Done():
 		}
 	}
 	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done
+	if n := s.waiting.Load(); n > 0 {
+		return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: ctx.Err()}
+	}
 	return ctx.Err()
+}
+
+// answered counts off a caller that entered by the stage and now has its
+// outcome (or gave up); a draining stage looks again whether it can stop.
+// Safe from any goroutine; s may be nil (a call that entered no stage).
+func (s *Stage[Req, Res]) answered() {
+	if s != nil && s.waiting.Add(-1) == 0 {
+		s.Recheck()
+	}
 }
 
 func (s *Stage[Req, Res]) onClose(m *closeMsg) {
@@ -74,6 +96,7 @@ func (s *Stage[Req, Res]) abort(err error) {
 		return
 	}
 	s.closing, s.closeErr = aborting, err
+	s.abandon(err) // the work of the calls that entered here and still run
 	s.mb.Close(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
@@ -89,7 +112,7 @@ func (s *Stage[Req, Res]) stopSelf() { s.mb.PostSystemMessage(&actor.Stop{}) }
 
 // maybeStop stops a draining stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
-	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.waiting.Load() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
 		return
 	}
 	s.closing = aborting // nothing left to drain; anything late is refused
@@ -114,19 +137,17 @@ func (s *Stage[Req, Res]) onStopped() {
 	close(s.done)
 }
 
-// onRestarting answers what the failed stage held; its queue is carried
-// over to the restarted actor (SPEC SUP3).
-func (s *Stage[Req, Res]) onRestarting() {
-	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
-	s.dropCulprit(err)
-	s.dropParked(err)
-	s.beh.Fail(s, err)
-}
+// onRestarting: what the failed stage held was answered when the panic was
+// caught (see panicked); its queue is carried over to the restarted actor.
+func (s *Stage[Req, Res]) onRestarting() {}
 
 // panicked runs on the actor goroutine when a message panicked, before the
-// failure goes to the supervisor. The request being processed, if the stage
-// still holds it, is kept aside (protoactor would lose it on restart) and
-// answered once the supervisor has decided: restart or stop.
+// failure goes to the supervisor. Every request the stage holds (the one
+// being processed, the parked one and those behind it, those its behavior
+// keeps) is answered at once with a *troupe.RestartError: the error is known
+// now, and the supervisor's backoff before the restart is no reason to make
+// the callers wait. What is still queued is carried over to the restarted
+// actor, or answered with a *troupe.ClosedError if the supervisor stops it.
 func (s *Stage[Req, Res]) panicked(msg any, reason any) {
 	s.failure = newPanicError(s.name, reason)
 	e, _ := msg.(*Envelope[Req, Res])
@@ -136,6 +157,12 @@ func (s *Stage[Req, Res]) panicked(msg any, reason any) {
 		}
 	}
 	s.inHand = nil
+	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
+	s.dropCulprit(err)
+	s.dropParked(err)
+	if perr := Guard(s.name, func() { s.beh.Fail(s, err) }); perr != nil {
+		invariant("behavior Fail panicked: " + perr.Error())
+	}
 }
 
 // holds reports whether e waits in the stage for the inner service (parked,

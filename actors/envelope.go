@@ -63,6 +63,9 @@ type Envelope[Req, Res any] struct {
 	leaf    Leaf[Req, Res]                  // set when handed to the caller to run
 	next    *Envelope[Req, Res]             // caller's work list; guarded by root.call.mu
 	unwatch func() bool                     // stops a parked envelope's context watch
+	// detached: its leaf work runs on a goroutine of its own (Detach);
+	// owned by the path holder.
+	detached bool
 }
 
 // Push puts a frame for h on top of e and returns it. The path holder calls
@@ -150,6 +153,7 @@ func (e *Envelope[Req, Res]) reset() {
 		e.root = nil
 	}
 	e.leaf, e.next, e.unwatch = nil, nil, nil
+	e.detached = false
 	e.holder.Store(nil)
 }
 
@@ -163,6 +167,7 @@ func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx con
 	e.pool = pool
 	e.root = parent.root
 	e.root.Ref()
+	e.detached = parent.detached
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(1)
 	e.frames[0].hook, e.frames[0].env = h, e

@@ -61,7 +61,7 @@ func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 	s.parked = e
 	s.mb.SetUserPaused(true)
-	granted, err := s.inner.ReserveAsync(s.waiter)
+	granted, err := ReserveAsyncFor(s.inner, e.Ctx, s.waiter)
 	switch {
 	case err != nil:
 		s.unpark()

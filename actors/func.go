@@ -2,15 +2,16 @@ package actors
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
-// ErrNilFunc is returned by every reservation on a FuncService made from a
-// nil function.
-var ErrNilFunc = errors.New("actors: Func: function is nil")
+// ErrNilFunc is matched by the error of a FuncService made from a nil
+// function: Validate's, so Build and every stage spawned over it refuse it,
+// and every reservation's. It also matches troupe.ErrBadConfig.
+var ErrNilFunc = fmt.Errorf("actors: Func: function is nil: %w", troupe.ErrBadConfig)
 
 // FuncService is the innermost service made from a plain function. It is
 // always ready: limits belong to the stages above it. Its function runs on
@@ -20,6 +21,9 @@ var ErrNilFunc = errors.New("actors: Func: function is nil")
 // response to cancellation. A panic in the function becomes a
 // *troupe.PanicError outcome.
 //
+// Like every service, it can only be called through a permit: it has no
+// call method of its own.
+//
 // A FuncService is safe for concurrent use; it has no state but its permits.
 type FuncService[Req, Res any] struct {
 	fn      func(context.Context, Req) (Res, error)
@@ -28,7 +32,8 @@ type FuncService[Req, Res any] struct {
 }
 
 // Func returns the service that calls fn. name, when given, names it in
-// errors.
+// errors. A nil fn is refused by Validate, and so by Build and by every
+// stage spawned over it.
 func Func[Req, Res any](fn func(context.Context, Req) (Res, error), name ...string) *FuncService[Req, Res] {
 	f := &FuncService[Req, Res]{fn: fn, label: "func"}
 	if len(name) > 0 {
@@ -37,50 +42,63 @@ func Func[Req, Res any](fn func(context.Context, Req) (Res, error), name ...stri
 	return f
 }
 
+// Validate reports a FuncService made from a nil function (ErrNilFunc).
+func (f *FuncService[Req, Res]) Validate() error {
+	if f == nil || f.fn == nil {
+		return ErrNilFunc
+	}
+	return nil
+}
+
 // Reserve returns a permit at once, unless ctx is already done.
 func (f *FuncService[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
-	if f.fn == nil {
-		return nil, ErrNilFunc
+	if err := f.Validate(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return f.permits.Issue(f), nil
-}
-
-// Call runs the function on the calling goroutine (troupe.Reservation and
-// Leaf). A panic in it becomes a *troupe.PanicError.
-func (f *FuncService[Req, Res]) Call(ctx context.Context, req Req) (res Res, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(f.label, v)
-		}
-	}()
-	return f.fn(ctx, req)
+	return f.permits.Issue((*funcCall[Req, Res])(f)), nil
 }
 
 // Name returns the service's name.
 func (f *FuncService[Req, Res]) Name() string { return f.label }
 
-// Release does nothing: a FuncService holds no capacity (troupe.Reservation).
-func (f *FuncService[Req, Res]) Release() {}
+// ActorsInner returns the service's Inner side, for the stage outside it.
+func (f *FuncService[Req, Res]) ActorsInner() Inner[Req, Res] { return (*funcInner[Req, Res])(f) }
 
-// TryReserve implements Inner: always ready unless the function is nil.
-func (f *FuncService[Req, Res]) TryReserve() (bool, error) {
-	if f.fn == nil {
-		return false, ErrNilFunc
+// funcCall is a FuncService seen by its permits (troupe.Reservation) and by
+// the callers it hands work to (Leaf).
+type funcCall[Req, Res any] FuncService[Req, Res]
+
+// Call runs the function on the calling goroutine. A panic in it becomes a
+// *troupe.PanicError.
+func (f *funcCall[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+	return Guard1(f.label, func() (Res, error) { return f.fn(ctx, req) })
+}
+
+// Name names the function in the *troupe.PanicError its panic becomes.
+func (f *funcCall[Req, Res]) Name() string { return f.label }
+
+// Release does nothing: a FuncService holds no capacity.
+func (f *funcCall[Req, Res]) Release() {}
+
+// funcInner is a FuncService seen by the stage outside it (Inner).
+type funcInner[Req, Res any] FuncService[Req, Res]
+
+// TryReserve: always ready unless the function is nil.
+func (f *funcInner[Req, Res]) TryReserve() (bool, error) {
+	if err := (*FuncService[Req, Res])(f).Validate(); err != nil {
+		return false, err
 	}
 	return true, nil
 }
 
-// ReserveAsync implements Inner.
-func (f *FuncService[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return f.TryReserve() }
+func (f *funcInner[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return f.TryReserve() }
 
-// CancelWait implements Inner.
-func (f *FuncService[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
+func (f *funcInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
 
-// Unreserve implements Inner.
-func (f *FuncService[Req, Res]) Unreserve() {}
+func (f *funcInner[Req, Res]) Unreserve() {}
 
-// Send implements Inner: the caller of e runs the function.
-func (f *FuncService[Req, Res]) Send(e *Envelope[Req, Res]) { e.HandToCaller(f) }
+// Send: the caller of e runs the function.
+func (f *funcInner[Req, Res]) Send(e *Envelope[Req, Res]) { e.HandToCaller((*funcCall[Req, Res])(f)) }

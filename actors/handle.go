@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
@@ -15,9 +16,24 @@ import (
 // other sides, the permit's reservation and the Inner protocol the stage
 // outside it uses, are separate views of the same memory, so that neither
 // can be misused through the handle.
+//
+// A caller that waits for a slot while permits of the stage are unspent
+// may find one held by a permit someone dropped: see
+// WithDroppedPermitCheck for how it comes back.
 func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
-	if err := s.mb.Reserve(ctx); err != nil {
+	ok, err := s.mb.TryReserve()
+	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		t := s.droppedWatch()
+		err = s.mb.Reserve(ctx)
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return s.Permit(), nil
 }
@@ -36,7 +52,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 	if err != nil {
 		return zero, err
 	}
-	e := newRoot[Req, Res](s.roots, ctx, req)
+	e := newRoot(s, ctx, req)
 	in := (*stageInner[Req, Res])(s)
 	inLine := false
 	if ok {
@@ -55,7 +71,14 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 			inLine = true
 		}
 	}
+	var t *time.Timer
+	if inLine {
+		t = s.droppedWatch()
+	}
 	res, err := e.wait(ctx)
+	if t != nil {
+		t.Stop()
+	}
 	if inLine && ctx.Err() != nil && s.mb.CancelWait(e.call.slot) {
 		e.Unref() // the caller gave up in line: the path never started
 	}
@@ -67,6 +90,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // has already reserved (mailbox TryReserve or Reserve): for stage packages
 // that reserve their own way (LoadShed).
 func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
+	s.unspent.Add(1)
 	return s.permits.Issue((*reservation[Req, Res])(s))
 }
 
@@ -82,12 +106,13 @@ type reservation[Req, Res any] Stage[Req, Res]
 // ctx's error; the request is answered with it wherever it is.
 func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	s := (*Stage[Req, Res])(r)
+	s.unspent.Add(-1)
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
 		return zero, err
 	}
-	e := newRoot[Req, Res](s.roots, ctx, req)
+	e := newRoot(s, ctx, req)
 	(*stageInner[Req, Res])(s).Send(e)
 	res, err := e.wait(ctx)
 	e.Unref()
@@ -95,7 +120,10 @@ func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) 
 }
 
 // Release gives a reserved slot back.
-func (r *reservation[Req, Res]) Release() { r.mb.Free() }
+func (r *reservation[Req, Res]) Release() {
+	r.unspent.Add(-1)
+	r.mb.Free()
+}
 
 // stageInner is the stage seen by the stage outside it (Inner).
 type stageInner[Req, Res any] Stage[Req, Res]

@@ -204,7 +204,13 @@ func (a *supervisorActor) Receive(c actor.Context) {
 // HandleFailure implements actor.SupervisorStrategy for the host's children.
 func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
 	rs.Fail()
-	d := a.h.strategy.Decide(child, rs, reason)
+	var d Decision
+	if err := Guard("strategy of host "+a.h.name, func() { d = a.h.strategy.Decide(child, rs, reason) }); err != nil {
+		// A strategy that panics cannot be trusted to restart: stop the
+		// stage; its callers are told (the failure stays the stage's own).
+		a.h.sys.logger.Error("troupe: supervisor strategy panicked; stopping the stage", "host", a.h.name, "err", err)
+		d = Decision{Directive: Stop}
+	}
 	switch {
 	case d.Directive != Restart:
 		sup.StopChildren(child)

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"context"
+
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
 )
@@ -46,4 +48,22 @@ func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
 		return in
 	}
 	return Adapt(svc)
+}
+
+// ReserverFor is implemented by Inner sides that reserve on behalf of a
+// request (Adapt's, whose background Reserve then sees the request's context
+// values). A stage that waits for its inner service on behalf of a request
+// calls ReserveAsyncFor with the request's context.
+type ReserverFor interface {
+	ReserveAsyncFor(ctx context.Context, w *mailbox.Waiter) (granted bool, err error)
+}
+
+// ReserveAsyncFor is in.ReserveAsync(w) on behalf of a request whose context
+// is ctx: its values reach the inner service's Reserve where in supports it
+// (ReserverFor), its cancellation never does.
+func ReserveAsyncFor[Req, Res any](in Inner[Req, Res], ctx context.Context, w *mailbox.Waiter) (bool, error) {
+	if r, ok := in.(ReserverFor); ok {
+		return r.ReserveAsyncFor(ctx, w)
+	}
+	return in.ReserveAsync(w)
 }

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
@@ -69,16 +70,49 @@ func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 		s := stage(t, host, mock, 4)
 		reqA, a, b, c := panicScene(t, s, h)
 
-		for _, r := range []troupetest.Result[int]{<-b, <-c} {
-			assert.ErrorIs(t, r.Err, troupe.ErrClosed)
-			assert.ErrorIs(t, r.Err, troupe.ErrPanic, "closed, and the error says what killed it")
-		}
+		rb := <-b
+		assert.ErrorIs(t, rb.Err, troupe.ErrRestarted, "the request in hand is answered when the panic is caught")
+		assert.ErrorIs(t, rb.Err, troupe.ErrPanic)
+		rc := <-c
+		assert.ErrorIs(t, rc.Err, troupe.ErrClosed, "the queued request: the stage was stopped")
+		assert.ErrorIs(t, rc.Err, troupe.ErrPanic, "closed, and the error says what killed it")
 		_, err = s.Reserve(context.Background())
 		assert.ErrorIs(t, err, troupe.ErrClosed)
 		assert.ErrorIs(t, err, troupe.ErrPanic)
 		reqA.Respond(10)
 		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a, "what had left the stage is unaffected")
 		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+	})
+}
+
+// delayed restarts a failed stage after a fixed delay.
+type delayed time.Duration
+
+func (d delayed) Decide(*actor.PID, *actor.RestartStatistics, any) actors.Decision {
+	return actors.Decision{Directive: actors.Restart, Delay: time.Duration(d)}
+}
+
+// spec: HR3
+func TestHR3_RequestHeldByAPanickingStageIsAnsweredBeforeTheRestartBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		host, err := sys.NewHost("slow-restarts", delayed(30*time.Second))
+		require.NoError(t, err)
+		mock, h := troupetest.NewMock[int, int]()
+		s := stage(t, host, mock, 4)
+		start := time.Now()
+		reqA, a, b, c := panicScene(t, s, h)
+		rb := <-b
+		assert.Equal(t, time.Duration(0), time.Since(start), "answered when the panic was caught, not after the 30 s backoff")
+		assert.ErrorIs(t, rb.Err, troupe.ErrRestarted)
+		assert.ErrorIs(t, rb.Err, troupe.ErrPanic)
+		reqA.Respond(10)
+		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a)
+		h.Allow(1)
+		reqC := h.Next(context.Background())
+		assert.Equal(t, 30*time.Second, time.Since(start), "the queued request waits for the restart")
+		reqC.Respond(30)
+		assert.Equal(t, troupetest.Result[int]{Value: 30}, <-c)
 	})
 }
 

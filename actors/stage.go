@@ -1,7 +1,8 @@
 package actors
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -67,7 +68,11 @@ var defaultInline = 32
 type Config struct {
 	// Name names the stage in errors and in its actor's PID.
 	Name string
-	// Capacity is the number of slots in the stage's mailbox (default 64).
+	// Capacity is the number of slots in the stage's mailbox. 0 means the
+	// stage sets no limit of its own (mailbox.MaxCapacity: the stage admits
+	// whatever the stages outside it admit; an idle mailbox costs the same
+	// whatever its capacity). Negative, or above mailbox.MaxCapacity, is an
+	// error matching troupe.ErrBadConfig (see CheckCapacity).
 	Capacity int
 	// HoldUntilOutcome keeps a request's slot until its outcome is delivered,
 	// instead of freeing it when the request is handed on: the stage's
@@ -80,9 +85,26 @@ type Config struct {
 	Inline int
 }
 
-// ErrBadConfig is matched by the error of a stage built with a bad
-// configuration.
-var ErrBadConfig = errors.New("actors: bad stage configuration")
+// MaxCapacity is the largest stage capacity: mailbox.MaxCapacity.
+const MaxCapacity = mailbox.MaxCapacity
+
+// CheckCapacity validates a stage capacity the way every stage does: 0
+// means no limit of its own and becomes mailbox.MaxCapacity; 1 to
+// mailbox.MaxCapacity is kept; anything else is an error matching
+// troupe.ErrBadConfig, never a different capacity.
+func CheckCapacity(n int) (int, error) {
+	switch {
+	case n == 0:
+		return mailbox.MaxCapacity, nil
+	case n < 0 || n > mailbox.MaxCapacity:
+		return 0, fmt.Errorf("capacity %d is not between 1 and %d (0 for no limit of its own): %w", n, mailbox.MaxCapacity, ErrBadConfig)
+	}
+	return n, nil
+}
+
+// ErrBadConfig is troupe.ErrBadConfig: matched by the error of a stage built
+// with a bad configuration.
+var ErrBadConfig = troupe.ErrBadConfig
 
 // Stage is one stage actor: a protoactor-go actor with a reservation mailbox
 // whose free slots are the stage's readiness, a Behavior, and the inner
@@ -101,7 +123,8 @@ type Stage[Req, Res any] struct {
 	hold  bool
 
 	permits troupe.PermitSource[Req, Res]
-	roots   *sync.Pool // root envelopes for calls made through permits
+	unspent unspentPermits // permits issued, not yet called nor released
+	roots   *sync.Pool     // root envelopes for calls made through permits
 
 	// Parking (SPEC ACT3): the request waiting for the inner service.
 	parked     *Envelope[Req, Res]   // actor
@@ -118,6 +141,14 @@ type Stage[Req, Res any] struct {
 	inHand     *Envelope[Req, Res]   // actor; the request being forwarded
 	closing    closeState            // actor
 	closeErr   error                 // actor; what queued and held requests get when aborted
+
+	// The callers that entered by this stage and still wait for their
+	// outcome: a closing stage stops only once there are none, or once
+	// Close's context ends (then their work is abandoned: closedCtx is
+	// cancelled with the close error, see workCtx).
+	waiting   atomic.Int64
+	closedCtx context.Context         // cancelled when the stage abandons its callers' work
+	abandon   context.CancelCauseFunc // cancels closedCtx
 
 	closeOnce sync.Once
 	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
@@ -148,10 +179,15 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		return nil, err
 	}
 	if inner == nil || beh == nil {
-		return nil, errors.Join(ErrBadConfig, errors.New("actors: Spawn: nil inner service or behavior"))
+		return nil, fmt.Errorf("actors: Spawn %s: nil inner service or behavior: %w", cfg.Name, ErrBadConfig)
 	}
-	if cfg.Capacity == 0 {
-		cfg.Capacity = 64
+	if v, ok := inner.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("actors: Spawn %s: inner service: %w", cfg.Name, err)
+		}
+	}
+	if cfg.Capacity, err = CheckCapacity(cfg.Capacity); err != nil {
+		return nil, fmt.Errorf("actors: Spawn %s: %w", cfg.Name, err)
 	}
 	if cfg.Name == "" {
 		cfg.Name = "stage"
@@ -166,13 +202,17 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
 	}
+	s.closedCtx, s.abandon = context.WithCancelCause(context.Background())
+	if a, ok := s.inner.(*adapter[Req, Res]); ok {
+		a.log = host.sys.logger
+	}
 	if cfg.Inline == 0 {
 		cfg.Inline = defaultInline
 	}
 	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
 		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
 	if err != nil {
-		return nil, errors.Join(ErrBadConfig, err)
+		return nil, fmt.Errorf("actors: Spawn %s: %w: %w", cfg.Name, ErrBadConfig, err)
 	}
 	s.mb = mb
 	s.send, _ = beh.(SendHook[Req, Res])
@@ -291,9 +331,13 @@ func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
 }
 
 // Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
-// delivered, so the slot is free.
-func (s *Stage[Req, Res]) Complete(_ *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	s.mb.Free()
+// delivered, so the slot is free, unless leaf work still runs for the same
+// caller (an outcome forced past it, see runLeaf and Envelope.Detach): then
+// it is freed when that work ends.
+func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if !e.root.call.keepSlot(s.mb) {
+		s.mb.Free()
+	}
 	return res, err, false
 }
 

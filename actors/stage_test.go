@@ -26,17 +26,19 @@ func TestACT1_StageIsASupervisedActorWithABoundedMailbox(t *testing.T) {
 		assert.IsType(t, &actor.ActorProcess{}, proc, "a protoactor-go actor")
 		assert.True(t, strings.HasPrefix(s.PID().Id, sys.Host().PID().Id+"/"), "a child of its host's supervisor actor")
 
+		var held []*troupe.Permit[int, int]
 		for range 3 {
-			_, err := s.Reserve(context.Background())
+			p, err := s.Reserve(context.Background())
 			require.NoError(t, err)
+			held = append(held, p)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, err := s.Reserve(ctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "the fourth reservation waits: the mailbox is bounded")
 		assert.Equal(t, 3, s.Mailbox().Stats().Capacity)
-		for range 3 {
-			s.Mailbox().Free()
+		for _, p := range held {
+			require.NoError(t, p.Release())
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-go/troupe"
@@ -19,6 +20,9 @@ type System struct {
 	as     *actor.ActorSystem
 	logger *slog.Logger
 	root   *Host
+	// How long a caller waits for a slot before a stage reclaims dropped
+	// permits; set by the options, then read-only.
+	droppedCheck time.Duration
 
 	mu     sync.Mutex
 	hosts  map[*Host]uint64 // hosts not closed yet, by creation order (root first); guarded by mu
@@ -35,7 +39,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *System) { s.logger = l }
 
 // NewSystem starts an actor system. Stop it with Shutdown.
 func NewSystem(opts ...Option) *System {
-	s := &System{logger: slog.New(slog.DiscardHandler)}
+	s := &System{logger: slog.New(slog.DiscardHandler), droppedCheck: DefaultDroppedPermitCheck}
 	for _, o := range opts {
 		o(s)
 	}
@@ -119,11 +123,20 @@ func HostFrom(h troupe.Host) (*Host, error) {
 	case nil:
 		return Default().root, nil
 	case *System:
+		if h == nil {
+			return nil, fmt.Errorf("actors: nil *System: %w", ErrBadConfig)
+		}
 		return h.root, nil
 	case *Host:
+		if h == nil {
+			return nil, fmt.Errorf("actors: nil *Host: %w", ErrBadConfig)
+		}
 		return h, nil
 	case interface{ ActorsHost() *Host }:
-		return h.ActorsHost(), nil
+		if hh := h.ActorsHost(); hh != nil {
+			return hh, nil
+		}
+		return nil, fmt.Errorf("actors: %T has no host: %w", h, ErrBadConfig)
 	}
-	return nil, fmt.Errorf("actors: %T is not a host of package actors", h)
+	return nil, fmt.Errorf("actors: %T is not a host of package actors: %w", h, ErrBadConfig)
 }

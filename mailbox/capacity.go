@@ -80,8 +80,7 @@ func (m *Mailbox) TryReserve() (bool, error) {
 }
 
 // Reserve waits for one slot. When ctx is done first it returns ctx's error
-// and holds nothing (SPEC CORE1); once the mailbox is closed it returns the
-// close error.
+// and holds nothing; once the mailbox is closed it returns the close error.
 func (m *Mailbox) Reserve(ctx context.Context) error {
 	if ok, err := m.TryReserve(); ok || err != nil {
 		return err

@@ -1,7 +1,6 @@
 // Package mailbox is troupe's reservation mailbox: a bounded
 // protoactor-go actor.Mailbox whose user capacity is reserved before a message
-// is posted, so that a stage's readiness is a free slot in its own mailbox
-// (SPEC ACT1, ACT2).
+// is posted, so that a stage's readiness is a free slot in its own mailbox.
 //
 // A slot is taken by Reserve (waits, honouring its context), TryReserve
 // (never waits) or ReserveAsync (the grant arrives later through a callback,
@@ -15,7 +14,8 @@
 // completions: they need no capacity, since each answers something the stage
 // already counts), and user messages. System messages are never held back by
 // user capacity; the actor can pause user messages while its inner service is
-// not ready (ACT3) and still receive control messages (ACT4).
+// not ready and still receive control messages, so that responses and timer
+// events never wait behind requests.
 //
 // The mailbox runs its actor on one persistent goroutine, started on the
 // first message and parked on a channel when idle: waking it is one channel

@@ -2,14 +2,23 @@ package mailbox
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
 
+// MaxCapacity is the largest capacity New accepts: the mailbox counts its
+// slots in 32 bits. A mailbox's memory does not grow with its capacity, only
+// with what it holds (its queue grows on demand), so an idle mailbox of
+// MaxCapacity costs what an idle mailbox of 1 does.
+const MaxCapacity = math.MaxInt32
+
 var (
-	// ErrBadCapacity is returned by New for a capacity below 1.
-	ErrBadCapacity = errors.New("mailbox: capacity must be at least 1")
+	// ErrBadCapacity is matched by the error New returns for a capacity
+	// below 1 or above MaxCapacity.
+	ErrBadCapacity = errors.New("mailbox: bad capacity")
 	// ErrStopped is returned by Post once the mailbox's actor has stopped and
 	// the mailbox was not closed with an error of its own.
 	ErrStopped    = errors.New("mailbox: stopped")
@@ -42,7 +51,7 @@ type Mailbox struct {
 
 	// Owned by the run loop goroutine.
 	suspended  bool // protoactor's SuspendMailbox: only system messages run
-	userPaused bool // the actor takes no user messages (SPEC ACT3)
+	userPaused bool // the actor takes no user messages while its inner service is not ready
 	active     bool // a user or control message has run: park, don't exit
 
 	deferred []*Mailbox // posted to with PostFrom during the current message; owned by the run loop
@@ -79,10 +88,12 @@ func Direct(h func(msg any) bool) Option { return func(m *Mailbox) { m.direct = 
 // goroutine (see run.go). 0 turns it off.
 func Inline(budget int) Option { return func(m *Mailbox) { m.inline = budget } }
 
-// New returns a mailbox with room for size user messages.
+// New returns a mailbox with room for size user messages, from 1 to
+// MaxCapacity; any other size is an error matching ErrBadCapacity, never a
+// capacity other than the one asked for.
 func New(size int, opts ...Option) (*Mailbox, error) {
-	if size < 1 {
-		return nil, ErrBadCapacity
+	if size < 1 || size > MaxCapacity {
+		return nil, fmt.Errorf("%w: %d is not between 1 and %d", ErrBadCapacity, size, MaxCapacity)
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
 	m.cap.size = int32(size)

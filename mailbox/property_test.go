@@ -166,23 +166,33 @@ func FuzzACT2_CapacityNeverExceededNorLeaked(f *testing.F) {
 
 // spec: ACT2
 func TestACT2_RandomProgramsKeepCapacity(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
+	r := rand.New(rand.NewPCG(testSeed(t), 2))
+	var size int
+	var prog []byte
+	defer func() {
+		if t.Failed() {
+			t.Logf("failing program (a seed for the fuzz test): size %d, %v", size, prog)
+		}
+	}()
 	for range 300 {
-		prog := make([]byte, 60)
+		prog = make([]byte, 60)
 		for i := range prog {
 			prog[i] = byte(r.IntN(256))
 		}
-		runProgram(t, r.IntN(6)+1, prog)
+		size = r.IntN(6) + 1
+		runProgram(t, size, prog)
 	}
 }
 
 // spec: ACT2
+// The seed fixes every random choice (the operations and when the actor
+// stops); the interleaving is up to the scheduler.
 func TestACT2_ConcurrentStressKeepsCapacity(t *testing.T) {
-	t.Run("goroutine", func(t *testing.T) { stress(t) })
-	t.Run("inline", func(t *testing.T) { stress(t, mailbox.Inline(4)) })
+	t.Run("goroutine", func(t *testing.T) { stress(t, testSeed(t)) })
+	t.Run("inline", func(t *testing.T) { stress(t, testSeed(t), mailbox.Inline(4)) })
 }
 
-func stress(t *testing.T, opts ...mailbox.Option) {
+func stress(t *testing.T, seed uint64, opts ...mailbox.Option) {
 	const size, workers, rounds = 4, 16, 400
 	a := newFake(size, false, opts...)
 	mb := a.mb
@@ -209,11 +219,11 @@ func stress(t *testing.T, opts ...mailbox.Option) {
 			}
 		}
 	}()
-	stopAt := rand.IntN(workers * rounds)
+	stopAt := rand.New(rand.NewPCG(seed, 0)).IntN(workers * rounds)
 	var ops atomic.Int32
 	for w := range workers {
 		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(w), 7))
+			r := rand.New(rand.NewPCG(seed, uint64(w)+1))
 			for range rounds {
 				if ops.Add(1) == int32(stopAt) {
 					mb.PostControl(stopMsg{})

@@ -5,8 +5,8 @@ import "sync"
 // ring is a FIFO of user messages. It never holds more than the mailbox's
 // capacity (each message fills a reserved slot), and it grows on demand, by
 // doubling, from nothing: an idle stage, or one whose messages are taken as
-// they come, holds no buffer (an idle pipeline's rings were 45 % of its
-// memory when they were made at full capacity). Its length is a power of two.
+// they come, holds no buffer, whatever its capacity (up to MaxCapacity). It
+// does not shrink. Its length is a power of two.
 type ring struct {
 	buf        []any
 	head, size int

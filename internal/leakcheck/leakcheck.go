@@ -1,16 +1,27 @@
 // Package leakcheck is the TestMain of troupe's test packages: it fails the
-// run when a goroutine is left behind (goleak) or when an internal invariant
-// of package actors was found broken.
+// run when a goroutine is left behind (goleak), when an internal invariant
+// of package actors was found broken, or when a permit was dropped without
+// Call or Release that no test declared (ExpectDropped).
 package leakcheck
 
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"go.uber.org/goleak"
 )
+
+var expected atomic.Uint64
+
+// ExpectDropped declares that the calling test drops n permits on purpose:
+// Main then expects troupe.LeakedPermits to count them, and no more.
+func ExpectDropped(n uint64) { expected.Add(n) }
 
 // Main runs the tests of a package, then checks for leaks and violations.
 func Main(m *testing.M) {
@@ -24,6 +35,25 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "leakcheck: %d internal invariant violations\n", n)
 			code = 1
 		}
+		if got, want := droppedPermits(), expected.Load(); got != want {
+			fmt.Fprintf(os.Stderr, "leakcheck: %d permits dropped without Call or Release, %d expected\n", got, want)
+			code = 1
+		}
 	}
 	os.Exit(code)
+}
+
+// droppedPermits collects garbage a few times so that every permit the tests
+// dropped is reclaimed (cleanups run after a collection, on the runtime's
+// goroutine, with no way to wait for them), then counts them.
+func droppedPermits() uint64 {
+	deadline := time.Now().Add(time.Second)
+	for i := 0; ; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		got := troupe.LeakedPermits()
+		if (i >= 10 && got >= expected.Load()) || time.Now().After(deadline) {
+			return got
+		}
+	}
 }

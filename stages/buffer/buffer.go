@@ -1,7 +1,6 @@
 package buffer
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/troupe-go/troupe"
@@ -13,19 +12,19 @@ type Buffer[Req, Res any] struct {
 	*actors.Stage[Req, Res]
 }
 
-// ErrBadCapacity is returned for a buffer capacity below 1; it matches
+// ErrBadCapacity is matched by the error for a buffer capacity below 1 or above actors.MaxCapacity; it matches
 // actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: buffer capacity must be at least 1", actors.ErrBadConfig)
+var ErrBadCapacity = fmt.Errorf("%w: buffer capacity must be between 1 and actors.MaxCapacity", actors.ErrBadConfig)
 
 // New spawns a buffer of the given capacity over inner, in host h (nil means
 // the default system).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], capacity int) (*Buffer[Req, Res], error) {
-	if capacity < 1 {
-		return nil, ErrBadCapacity
+	if capacity < 1 || capacity > actors.MaxCapacity {
+		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadCapacity, capacity, actors.MaxCapacity)
 	}
 	st, err := actors.Spawn(h, actors.Config{Name: "buffer", Capacity: capacity}, inner, actors.Passthrough[Req, Res]{})
 	if err != nil {
-		return nil, errors.Join(errors.New("buffer: spawn"), err)
+		return nil, fmt.Errorf("buffer: %w", err)
 	}
 	return &Buffer[Req, Res]{st}, nil
 }

@@ -146,9 +146,11 @@ func TestB4_WorkerKilledByPanicsClosesWithThePanic(t *testing.T) {
 		b, h := newBuffer(t, host, 4)
 		h.PanicOnReady("worker bug")
 		r := <-troupetest.Go(context.Background(), b, "a")
-		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.ErrorIs(t, r.Err, troupe.ErrRestarted, "the request in hand is answered when the panic is caught")
 		assert.ErrorIs(t, r.Err, troupe.ErrPanic)
+		synctest.Wait()
 		_, err = b.Reserve(context.Background())
+		assert.ErrorIs(t, err, troupe.ErrClosed, "the supervisor stopped the worker")
 		assert.ErrorIs(t, err, troupe.ErrPanic, "later callers are told what killed the worker")
 	})
 }

@@ -2,8 +2,7 @@ package filter
 
 import (
 	"context"
-	"errors"
-	"runtime/debug"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
@@ -32,7 +31,7 @@ func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check
 	b := &asyncBehavior[Req, Res]{check: check, pending: map[*checkMsg[Req, Res]]struct{}{}}
 	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
 	if err != nil {
-		return nil, errors.Join(errors.New("asyncfilter: spawn"), err)
+		return nil, fmt.Errorf("asyncfilter: %w", err)
 	}
 	return &AsyncFilter[Req, Res]{Stage: st, b: b}, nil
 }
@@ -97,15 +96,15 @@ func (m *checkMsg[Req, Res]) run(ctx context.Context, req Req) {
 	m.s.PostControl(m)
 }
 
-func runCheck[Req any](check func(context.Context, Req) (Req, error), ctx context.Context, in Req) (out Req, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &troupe.PanicError{Where: "asyncfilter check", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	out, err = check(ctx, in)
-	if err != nil {
-		err = &RejectedError{Err: err}
+func runCheck[Req any](check func(context.Context, Req) (Req, error), ctx context.Context, in Req) (Req, error) {
+	var rejected error
+	out, err := actors.Guard1("asyncfilter check", func() (Req, error) {
+		out, err := check(ctx, in)
+		rejected = err
+		return out, nil
+	})
+	if err == nil && rejected != nil {
+		err = &RejectedError{Err: rejected}
 	}
 	return out, err
 }

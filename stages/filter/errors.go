@@ -14,9 +14,9 @@ var ErrRejected = errors.New("filter: request rejected")
 // it matches actors.ErrBadConfig.
 var ErrNilCheck = fmt.Errorf("%w: filter predicate or check is nil", actors.ErrBadConfig)
 
-// ErrBadCapacity is returned for a capacity below 1; it matches
+// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
 // actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: filter capacity must be at least 1", actors.ErrBadConfig)
+var ErrBadCapacity = fmt.Errorf("%w: filter capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)
 
 // RejectedError is the outcome of a request a filter rejected (SPEC F1). It
 // matches ErrRejected and unwraps to the error the predicate or check

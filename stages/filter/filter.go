@@ -1,8 +1,7 @@
 package filter
 
 import (
-	"errors"
-	"runtime/debug"
+	"fmt"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
@@ -17,17 +16,18 @@ type Filter[Req, Res any] struct {
 // Option configures a Filter or an AsyncFilter.
 type Option func(*actors.Config)
 
-// Capacity sets the number of slots of the stage's mailbox (default 64). For
-// an AsyncFilter it also bounds the checks running at once.
+// Capacity sets the number of slots of the stage's mailbox. The default, 0,
+// sets no limit of its own: the stage admits what the stages outside it
+// admit. For an AsyncFilter it also bounds the checks running at once.
 func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
 
 func config(name string, opts []Option) (actors.Config, error) {
-	cfg := actors.Config{Name: name, Capacity: 64}
+	cfg := actors.Config{Name: name}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.Capacity < 1 {
-		return cfg, ErrBadCapacity
+	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+		return cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	return cfg, nil
 }
@@ -45,7 +45,7 @@ func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], pred
 	}
 	st, err := actors.Spawn[Req, Res](h, cfg, inner, &syncBehavior[Req, Res]{pred: predicate})
 	if err != nil {
-		return nil, errors.Join(errors.New("filter: spawn"), err)
+		return nil, fmt.Errorf("filter: %w", err)
 	}
 	return &Filter[Req, Res]{st}, nil
 }
@@ -78,15 +78,15 @@ func (b *syncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.En
 
 // runPredicate runs pred, turning a rejection into a *RejectedError and a
 // panic into a *troupe.PanicError.
-func runPredicate[Req any](pred func(Req) (Req, error), in Req) (out Req, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &troupe.PanicError{Where: "filter predicate", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	out, err = pred(in)
-	if err != nil {
-		err = &RejectedError{Err: err}
+func runPredicate[Req any](pred func(Req) (Req, error), in Req) (Req, error) {
+	var rejected error
+	out, err := actors.Guard1("filter predicate", func() (Req, error) {
+		out, err := pred(in)
+		rejected = err
+		return out, nil
+	})
+	if err == nil && rejected != nil {
+		err = &RejectedError{Err: rejected}
 	}
 	return out, err
 }

@@ -140,7 +140,7 @@ func TestFilterLayerAndBadConfig(t *testing.T) {
 		_, err = filter.NewFilter[int, int](sys, echo, nil)
 		assert.ErrorIs(t, err, filter.ErrNilCheck)
 		assert.ErrorIs(t, err, actors.ErrBadConfig)
-		_, err = filter.NewFilter[int, int](sys, echo, evenOnly, filter.Capacity(0))
+		_, err = filter.NewFilter[int, int](sys, echo, evenOnly, filter.Capacity(1<<31))
 		assert.ErrorIs(t, err, filter.ErrBadCapacity)
 		_, err = filter.NewAsync[int, int](sys, echo, nil)
 		assert.ErrorIs(t, err, filter.ErrNilCheck)

@@ -1,7 +1,6 @@
 package limit
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/troupe-go/troupe"
@@ -21,13 +20,13 @@ type Limit[Req, Res any] struct {
 // New spawns a stage that lets at most n requests be in flight below it, in
 // host h (nil means the default system).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*Limit[Req, Res], error) {
-	if n < 1 {
-		return nil, ErrBadLimit
+	if n < 1 || n > actors.MaxCapacity {
+		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadLimit, n, actors.MaxCapacity)
 	}
 	cfg := actors.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true}
 	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
 	if err != nil {
-		return nil, errors.Join(errors.New("limit: spawn"), err)
+		return nil, fmt.Errorf("limit: %w", err)
 	}
 	return &Limit[Req, Res]{st}, nil
 }

@@ -12,6 +12,6 @@ import (
 // errors.Is(err, ErrOverloaded) and err == ErrOverloaded both hold.
 var ErrOverloaded = errors.New("loadshed: service overloaded")
 
-// ErrBadCapacity is returned for a capacity below 1; it matches
+// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
 // actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: loadshed capacity must be at least 1", actors.ErrBadConfig)
+var ErrBadCapacity = fmt.Errorf("%w: loadshed capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)

@@ -2,7 +2,7 @@ package loadshed
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
@@ -35,12 +35,12 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.Capacity < 1 {
-		return nil, ErrBadCapacity
+	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
 	if err != nil {
-		return nil, errors.Join(errors.New("loadshed: spawn"), err)
+		return nil, fmt.Errorf("loadshed: %w", err)
 	}
 	return &LoadShed[Req, Res]{Stage: st}, nil
 }

@@ -18,4 +18,4 @@ var ErrBadBurst = fmt.Errorf("%w: smooth rate limit burst must be at least 1 and
 
 // ErrBadCapacity is matched by the error New returns for a mailbox capacity
 // below 1. It matches actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: rate limit capacity must be at least 1", actors.ErrBadConfig)
+var ErrBadCapacity = fmt.Errorf("%w: rate limit capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)

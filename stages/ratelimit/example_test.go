@@ -34,5 +34,5 @@ func ExampleNew() {
 	// a <nil>
 	// b <nil>
 	// limited: true ready: false remaining: 0
-	// actors: bad stage configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s
+	// troupe: bad configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s
 }

@@ -133,10 +133,10 @@ func (s *stallFunc) TryReserve() (bool, error) {
 	if d := time.Duration(s.stall.Swap(0)); d > 0 {
 		time.Sleep(d)
 	}
-	return s.f.TryReserve()
+	return s.f.ActorsInner().TryReserve()
 }
 
 func (s *stallFunc) ReserveAsync(*mailbox.Waiter) (bool, error) { return s.TryReserve() }
 func (s *stallFunc) CancelWait(*mailbox.Waiter) bool            { return false }
 func (s *stallFunc) Unreserve()                                 {}
-func (s *stallFunc) Send(e *actors.Envelope[int, int])          { s.f.Send(e) }
+func (s *stallFunc) Send(e *actors.Envelope[int, int])          { s.f.ActorsInner().Send(e) }

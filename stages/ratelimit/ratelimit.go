@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,8 +27,9 @@ type config struct {
 	burst    int
 }
 
-// Capacity sets the stage's mailbox capacity (default 64): how many
-// requests may wait in the stage for their turn before reservations wait.
+// Capacity sets the stage's mailbox capacity: how many requests may wait in
+// the stage for their turn before reservations wait. The default, 0, sets
+// no limit of its own: the stage admits what the stages outside it admit.
 func Capacity(n int) Option { return func(c *config) { c.capacity = n } }
 
 // Smooth replaces the fixed window with the smooth mode (SPEC RL4b): calls
@@ -50,7 +50,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 	b := newBehavior[Req, Res](lim)
 	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
 	if err != nil {
-		return nil, errors.Join(errors.New("ratelimit: spawn"), err)
+		return nil, fmt.Errorf("ratelimit: %w", err)
 	}
 	b.attach(st)
 	return &RateLimit[Req, Res]{Stage: st, b: b, rate: r}, nil
@@ -58,15 +58,15 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 
 // build checks the configuration and makes its limiter.
 func build(r Rate, opts []Option) (limiter, config, error) {
-	cfg := config{capacity: 64}
+	cfg := config{}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := r.check(); err != nil {
 		return nil, cfg, err
 	}
-	if cfg.capacity < 1 {
-		return nil, cfg, fmt.Errorf("%w: got %d", ErrBadCapacity, cfg.capacity)
+	if _, err := actors.CheckCapacity(cfg.capacity); err != nil {
+		return nil, cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	if !cfg.smooth {
 		return newWindow(r), cfg, nil

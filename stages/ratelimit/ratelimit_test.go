@@ -32,7 +32,8 @@ func TestRL1_BadConfigurationIsAnErrorNotAPanic(t *testing.T) {
 		{"zero rate", ratelimit.Rate{}, nil, ratelimit.ErrBadRate},
 		{"zero burst", perSecond(5), []ratelimit.Option{ratelimit.Smooth(0)}, ratelimit.ErrBadBurst},
 		{"overflowing burst", ratelimit.Rate{Num: 1, Per: time.Hour}, []ratelimit.Option{ratelimit.Smooth(1 << 62)}, ratelimit.ErrBadBurst},
-		{"zero capacity", perSecond(5), []ratelimit.Option{ratelimit.Capacity(0)}, ratelimit.ErrBadCapacity},
+		{"negative capacity", perSecond(5), []ratelimit.Option{ratelimit.Capacity(-1)}, ratelimit.ErrBadCapacity},
+		{"capacity past the mailbox", perSecond(5), []ratelimit.Option{ratelimit.Capacity(1 << 31)}, ratelimit.ErrBadCapacity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.NotPanics(t, func() {
@@ -46,7 +47,7 @@ func TestRL1_BadConfigurationIsAnErrorNotAPanic(t *testing.T) {
 		})
 	}
 	_, err := ratelimit.New[int, int](nil, f, ratelimit.Rate{Num: 0, Per: time.Second})
-	assert.EqualError(t, err, "actors: bad stage configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s")
+	assert.EqualError(t, err, "troupe: bad configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s")
 }
 
 // spec: RL2

@@ -2,16 +2,15 @@ package spawnready
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 )
 
-// ErrBadCapacity is returned for a capacity below 1; it matches
+// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
 // actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be at least 1", actors.ErrBadConfig)
+var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)
 
 // SpawnReady is a running spawn-ready stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
@@ -33,15 +32,15 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.Capacity < 1 {
-		return nil, ErrBadCapacity
+	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	if inner == nil {
-		return nil, errors.Join(actors.ErrBadConfig, errors.New("spawnready: nil inner service"))
+		return nil, fmt.Errorf("spawnready: nil inner service: %w", actors.ErrBadConfig)
 	}
 	st, err := actors.Spawn[Req, Res](h, cfg, plain[Req, Res]{inner}, actors.Passthrough[Req, Res]{})
 	if err != nil {
-		return nil, errors.Join(errors.New("spawnready: spawn"), err)
+		return nil, fmt.Errorf("spawnready: %w", err)
 	}
 	return &SpawnReady[Req, Res]{st}, nil
 }

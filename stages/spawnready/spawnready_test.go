@@ -40,7 +40,8 @@ func TestSR1_ReadinessWaitRunsInTheBackground(t *testing.T) {
 		synctest.Wait()
 		calls, _ = pl.snapshot()
 		require.Len(t, calls, 1, "the call made the stage wait for the inner service")
-		assert.Nil(t, calls[0].ctx.Value(callerKey{}), "on a context that is not the caller's")
+		assert.Equal(t, "caller", calls[0].ctx.Value(callerKey{}), "the caller's context values reach the inner Reserve")
+		assert.NoError(t, calls[0].ctx.Err(), "but not its cancellation")
 		assert.NotEqual(t, goid(), calls[0].goid)
 
 		// The next reservation watches that work: it waits until it is done.
@@ -215,7 +216,7 @@ func TestSR1_CloseWithdrawsTheBackgroundWait(t *testing.T) {
 }
 
 func TestBadConfigIsAnError(t *testing.T) {
-	_, err := spawnready.New[int, int](nil, newPool(), spawnready.Capacity(0))
+	_, err := spawnready.New[int, int](nil, newPool(), spawnready.Capacity(-1))
 	assert.ErrorIs(t, err, spawnready.ErrBadCapacity)
 	assert.ErrorIs(t, err, actors.ErrBadConfig)
 	_, err = spawnready.New[int, int](nil, nil)

@@ -20,6 +20,8 @@ type callCtx struct {
 	err     atomic.Pointer[error] // set once by cancel, under mu; read without it
 	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
 	watched atomic.Bool           // stop was set: release has work to do
+
+	work atomic.Int32 // Abandon mode: workRunning, workAbandoned or workEnded
 }
 
 var closedChan = func() chan struct{} {
@@ -27,6 +29,11 @@ var closedChan = func() chan struct{} {
 	close(c)
 	return c
 }()
+
+// CancelledOnClose marks the context as one the stage cancels itself when
+// it is closed with the call still running (actors.CancelledOnClose): the
+// work then runs with it as it is.
+func (c *callCtx) CancelledOnClose() {}
 
 func (c *callCtx) Deadline() (time.Time, bool) {
 	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {

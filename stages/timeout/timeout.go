@@ -3,7 +3,9 @@ package timeout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -12,16 +14,25 @@ import (
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
+// It is safe for concurrent use.
 type Timeout[Req, Res any] struct {
 	*actors.Stage[Req, Res]
 	b *behavior[Req, Res]
 }
 
 // Option configures a Timeout.
-type Option func(*actors.Config)
+type Option func(*options)
 
-// Capacity sets the stage's mailbox capacity (default 64).
-func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+type options struct {
+	cfg     actors.Config
+	abandon bool
+}
+
+// Capacity sets the stage's mailbox capacity. The default, 0, sets no limit
+// of its own: the stage admits what the stages outside it admit. With
+// Abandon it also bounds the calls running below the stage, abandoned ones
+// included.
+func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
 // New spawns a timeout stage of duration d over inner, in host h (nil means
 // the default system).
@@ -29,14 +40,16 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	if d <= 0 {
 		return nil, ErrBadDuration
 	}
-	cfg := actors.Config{Name: "timeout"}
-	for _, o := range opts {
-		o(&cfg)
+	o := options{cfg: actors.Config{Name: "timeout"}}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: actors.NewClock()}
-	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
+	// An abandoned call keeps its slot until its work ends (see Abandon).
+	o.cfg.HoldUntilOutcome = o.abandon
+	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: actors.NewClock(), abandon: o.abandon}
+	st, err := actors.Spawn[Req, Res](h, o.cfg, inner, b)
 	if err != nil {
-		return nil, errors.Join(errors.New("timeout: spawn"), err)
+		return nil, fmt.Errorf("timeout: %w", err)
 	}
 	b.alarm = st.NewAlarm(expireMsg{})
 	b.st = st
@@ -72,6 +85,9 @@ type behavior[Req, Res any] struct {
 	alarm *actors.Alarm
 	st    *actors.Stage[Req, Res]
 
+	abandon   bool         // Abandon mode; never changed
+	abandoned atomic.Int64 // calls answered whose work still runs (see abandoning)
+
 	// The calls in flight, by deadline; guarded by mu. Every call sent to
 	// the stage gets the same timeout, so a call sent later never has an
 	// earlier deadline (OnSend makes sure of it for senders that race): a
@@ -81,7 +97,7 @@ type behavior[Req, Res any] struct {
 	calls ilist.List[actors.Frame[Req, Res], *actors.Frame[Req, Res]]
 }
 
-// OnSend starts the call's clock: the call is made now (T1). It runs on the
+// OnSend starts the call's clock: the call is made now. It runs on the
 // sender's goroutine.
 func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) error {
 	f, err := e.Push(b)
@@ -90,6 +106,11 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	}
 	ctx := &callCtx{Context: e.Ctx}
 	f.Aux = ctx
+	if b.abandon {
+		if err := b.watchWork(e, ctx); err != nil {
+			return err
+		}
+	}
 	e.Ctx = ctx
 	e.Ref() // the list's reference
 	deadline := b.clock.Now().Add(b.d)
@@ -100,7 +121,7 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 	ctx.deadline, f.Deadline = deadline, deadline
 	if b.calls.Push(f); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
-		// at the deadline itself wins (T2).
+		// at the deadline itself wins.
 		b.alarm.Set(deadline.Add(time.Nanosecond))
 	}
 	b.mu.Unlock()
@@ -130,7 +151,7 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 }
 
 // Control handles the alarm: every call whose deadline has strictly passed
-// returns the timeout error, and its work's context is cancelled (T3).
+// returns the timeout error, and its work's context is cancelled.
 func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 	if _, ok := msg.(expireMsg); !ok {
 		return
@@ -162,18 +183,21 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error) {
 	ctx := f.Aux.(*callCtx)
 	e := f.Envelope()
+	if b.abandon {
+		b.abandoning(ctx)
+	}
 	var zero Res
 	e.CompleteAt(f.Pos(), zero, err)
 	ctx.cancel(cause)
 	e.Unref()
 }
 
-// Idle reports whether no call is being timed: a closing stage waits for
-// its calls in flight.
+// Idle reports whether no call is being timed and no abandoned work runs:
+// a closing stage waits for both.
 func (b *behavior[Req, Res]) Idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.calls.Len() == 0
+	return b.calls.Len() == 0 && b.abandoned.Load() == 0
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
