@@ -51,6 +51,7 @@ func TestCORE4_DroppedPermitIsReclaimed(t *testing.T) {
 
 // spec: CORE4
 func TestCORE4_DroppedPermitFreesStageSlot(t *testing.T) {
+	leakcheck.ExpectDropped(1)
 	sys := newSystem(t)
 	b, _ := newBuffer(t, sys, 1)
 	func() {
