@@ -24,8 +24,9 @@
 // timeout error only when that call returns, however late. With the
 // Abandon option the caller gets it at the deadline: the call goes on by
 // itself on a goroutine of its own, its late result is discarded, and it
-// keeps its slot in this stage and in the concurrency limits outside it
-// until it really returns, so abandoned calls never exceed those limits.
+// keeps its slot in this stage until it really returns. In both modes the
+// call keeps its slot in the concurrency limits outside the timeout until
+// it really returns, so calls nobody waits for never exceed those limits.
 //
 // The stage uses no timer per request: the requests in flight sit in one
 // deadline-ordered set, watched by one reusable timer, and each request's
