@@ -51,7 +51,7 @@ func (b *behavior[Req, Res, T, P]) Control(_ *actors.Stage[Req, Res], msg any) {
 }
 
 // wait starts the policy's wait for ss (Waiting). The session's context is
-// watched meanwhile: when it ends, so does the wait (RT10, T4).
+// watched meanwhile: when it ends, so does the wait.
 func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 	ss.watch()
 	switch {
@@ -88,9 +88,9 @@ func (b *behavior[Req, Res, T, P]) tick() {
 }
 
 // retrying re-reserves the inner service for ss's next attempt, through
-// the normal readiness path (RT6); a session's first attempt comes here too.
+// the normal readiness path; a session's first attempt comes here too.
 // Sessions waiting for a unit are served first in line, and while any waits
-// the stage takes no new request (ACT3).
+// the stage takes no new request.
 func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 	if ss.state.Load() != retrying && !ss.state.CompareAndSwap(waiting, retrying) {
 		return
@@ -172,8 +172,7 @@ func (b *behavior[Req, Res, T, P]) popUnit() *session[Req, Res, T, P] {
 }
 
 // broken ends ss with the inner service's readiness error itself, without
-// asking the policy (RT9), and closes the stage: the inner service is
-// broken (CORE7).
+// asking the policy, and closes the stage: the inner service is broken.
 func (b *behavior[Req, Res, T, P]) broken(ss *session[Req, Res, T, P], err error) {
 	if ss != nil {
 		var zero Res

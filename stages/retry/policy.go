@@ -1,15 +1,19 @@
 package retry
 
 import (
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/troupe-go/troupe/actors"
 )
 
 // Policy decides about retries. Each session works on its own copy of the
 // policy value (a Go assignment of the value given to New), made before any
 // of its methods runs; the methods have pointer receivers, so what a session
 // changes stays in its copy. Put state meant to be shared behind a pointer.
+//
+// The stage runs both methods under guard: a panic in one ends the session
+// with a *troupe.PanicError naming the stage and the method (for example
+// "retry: Policy.Retry"), which only that session's caller gets.
 type Policy[Req, Res any] interface {
 	// Retry judges the outcome of an attempt, success included. It may
 	// change *req, which the next attempt sends, and *res and *err, which the
@@ -38,31 +42,6 @@ func After(d time.Duration) Wait { return Wait{Delay: d} }
 // Until returns a Wait that ends when gate delivers or is closed.
 func Until(gate <-chan struct{}) Wait { return Wait{Gate: gate} }
 
-// ErrSessionOver ends a session whose request's outcome was delivered, or
-// whose caller gave up, while it waited to retry: nobody sees it.
-var ErrSessionOver = errors.New("retry: nobody waits for this session any more")
-
-// ErrExhausted is matched by the error Attempts returns when the last
-// allowed attempt failed too.
-var ErrExhausted = errors.New("retry: attempts exhausted")
-
-// ExhaustedError is the outcome of a session that ran out of attempts. It
-// matches ErrExhausted and unwraps to the last attempt's error.
-type ExhaustedError struct {
-	Attempts int
-	Err      error
-}
-
-func (e *ExhaustedError) Error() string {
-	return fmt.Sprintf("retry: %d attempts failed, the last with: %v", e.Attempts, e.Err)
-}
-
-// Is reports whether target is ErrExhausted.
-func (e *ExhaustedError) Is(target error) bool { return target == ErrExhausted }
-
-// Unwrap returns the last attempt's error.
-func (e *ExhaustedError) Unwrap() error { return e.Err }
-
 // Delayer gives the wait before the n-th retry (n from 0);
 // backoff.Exponential is one.
 type Delayer interface {
@@ -71,10 +50,26 @@ type Delayer interface {
 
 // Attempts is the ready-made policy: retry an outcome that Retryable
 // accepts, at most Max times per session, waiting Backoff.Delay(n) before
-// the n-th retry. When the last allowed attempt fails too, the caller gets
-// an *ExhaustedError wrapping its error.
+// the n-th retry.
+//
+// A failed attempt (a non-nil error) that Retryable accepts when no retry
+// is left gives the caller an *ExhaustedError (matching ErrExhausted) that
+// wraps the attempt's error, for every Max, 0 included (then the first
+// failure comes back that way). An accepted response with a nil error is
+// returned as is.
+//
+// Inside a retry stage, a panic in Retryable, Backoff or Copy ends the
+// session with a *troupe.PanicError naming the stage and the function
+// ("retry: Attempts.Retryable", "retry: Attempts.Backoff",
+// "retry: Attempts.Copy"). New refuses a negative Max (ErrBadMax). The same
+// holds for a policy that embeds Attempts.
+//
+// The value given to New is a prototype: each session works on its own
+// copy, so no two goroutines call the methods of one copy at once; the
+// functions and the Backoff it holds are shared by every session and must
+// be safe for concurrent use.
 type Attempts[Req, Res any] struct {
-	// Max is the number of retries after the first attempt.
+	// Max is the number of retries after the first attempt, 0 or more.
 	Max int
 	// Backoff gives the waits; nil retries at once.
 	Backoff Delayer
@@ -84,27 +79,31 @@ type Attempts[Req, Res any] struct {
 	// Return false for a request that cannot be sent twice.
 	Copy func(Req) (Req, bool)
 
-	retries int // this session's retries so far
+	retries  int    // this session's retries so far
+	names    *names // set by the stage for each session: its functions run under guard
+	panicked error  // a panic in Copy, for the stage to take (fault)
 }
 
 // Retry implements Policy.
 func (a *Attempts[Req, Res]) Retry(_ *Req, res *Res, err *error) (Wait, bool) {
-	retryable := *err != nil
-	if a.Retryable != nil {
-		retryable = a.Retryable(*res, *err)
+	retryable, perr := a.retryable(*res, *err)
+	if perr != nil {
+		return stop(res, err, perr)
 	}
 	if !retryable {
 		return Wait{}, false
 	}
 	if a.retries >= a.Max {
-		if *err != nil && a.Max > 0 {
+		if *err != nil {
 			*err = &ExhaustedError{Attempts: a.retries + 1, Err: *err}
 		}
 		return Wait{}, false
 	}
 	var w Wait
 	if a.Backoff != nil {
-		w.Delay = a.Backoff.Delay(a.retries)
+		if w.Delay, perr = a.delay(); perr != nil {
+			return stop(res, err, perr)
+		}
 	}
 	a.retries++
 	return w, true
@@ -112,8 +111,59 @@ func (a *Attempts[Req, Res]) Retry(_ *Req, res *Res, err *error) (Wait, bool) {
 
 // CloneRequest implements Policy.
 func (a *Attempts[Req, Res]) CloneRequest(req *Req) (Req, bool) {
-	if a.Copy != nil {
+	if a.Copy == nil {
+		return *req, true
+	}
+	if a.names == nil {
 		return a.Copy(*req)
 	}
-	return *req, true
+	var c Req
+	var ok bool
+	if err := actors.Guard(a.names.copy, func() { c, ok = a.Copy(*req) }); err != nil {
+		a.panicked = err
+		var zero Req
+		return zero, false
+	}
+	return c, ok
+}
+
+func (a *Attempts[Req, Res]) retryable(res Res, err error) (bool, error) {
+	switch {
+	case a.Retryable == nil:
+		return err != nil, nil
+	case a.names == nil:
+		return a.Retryable(res, err), nil
+	}
+	return actors.Guard1(a.names.retryable, func() (bool, error) { return a.Retryable(res, err), nil })
+}
+
+func (a *Attempts[Req, Res]) delay() (time.Duration, error) {
+	if a.names == nil {
+		return a.Backoff.Delay(a.retries), nil
+	}
+	return actors.Guard1(a.names.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
+}
+
+// stop ends a session with the panic of one of Attempts' functions.
+func stop[Res any](res *Res, err *error, perr error) (Wait, bool) {
+	var zero Res
+	*res, *err = zero, perr
+	return Wait{}, false
+}
+
+// bind, fault and check make Attempts (and every type that embeds it) an
+// attemptsPolicy.
+func (a *Attempts[Req, Res]) bind(n *names) { a.names, a.panicked = n, nil }
+
+func (a *Attempts[Req, Res]) fault() error {
+	err := a.panicked
+	a.panicked = nil
+	return err
+}
+
+func (a *Attempts[Req, Res]) check() error {
+	if a.Max < 0 {
+		return ErrBadMax
+	}
+	return nil
 }

@@ -37,18 +37,15 @@ type options struct {
 }
 
 // Capacity sets how many sessions may be in flight at once: the stage's
-// mailbox capacity (default 256).
+// mailbox capacity. The default, 0, sets no limit of its own: the stage
+// admits as many sessions as the stages outside it admit.
 func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 
 // WithBudget makes every session deposit into b when it starts and withdraw
 // from it before each retry; a session whose budget is spent returns its
-// last outcome (RT11). Share one budget by pointer between stages if you
+// last outcome. Share one budget by pointer between stages if you
 // want one budget for several.
 func WithBudget(b *budget.Budget) Option { return func(o *options) { o.budget = b } }
-
-// ErrBadCapacity is returned for a capacity below 1; it matches
-// actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: retry capacity must be at least 1", actors.ErrBadConfig)
 
 // policyPtr is the pointer to a policy value T that implements Policy.
 type policyPtr[Req, Res, T any] interface {
@@ -57,20 +54,27 @@ type policyPtr[Req, Res, T any] interface {
 }
 
 // New spawns a retry stage over inner in host h (nil means the default
-// system). Every session starts from its own copy of proto.
+// system). Every session starts from its own copy of proto. A bad
+// configuration is an error matching actors.ErrBadConfig: ErrBadCapacity,
+// or ErrBadMax for an Attempts policy with a negative Max.
 func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
-	o := options{capacity: 256}
+	o := options{}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.capacity < 1 {
-		return nil, ErrBadCapacity
+	if _, err := actors.CheckCapacity(o.capacity); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
-	b := &behavior[Req, Res, T, P]{proto: proto, budget: o.budget, attempts: actors.NewPool[Req, Res]()}
+	bind, err := checkPolicy[Req, Res, T, P](&proto)
+	if err != nil {
+		return nil, err
+	}
+	const name = "retry"
+	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, names: newNames(name), budget: o.budget, attempts: actors.NewPool[Req, Res]()}
 	b.sessions.New = func() any { return &session[Req, Res, T, P]{b: b} }
 	b.waits.Less = func(x, y *session[Req, Res, T, P]) bool { return x.due.Before(y.due) }
 	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
-	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "retry", Capacity: o.capacity}, inner, b)
+	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: name, Capacity: o.capacity}, inner, b)
 	if err != nil {
 		return nil, errors.Join(errors.New("retry: spawn"), err)
 	}
@@ -93,6 +97,8 @@ func Layer[Req, Res, T any, P policyPtr[Req, Res, T]](proto T, opts ...Option) t
 // goroutines that complete attempts, under mu.
 type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	proto    T
+	bind     bool   // proto is an Attempts: sessions bind their copies
+	names    *names // where a panic in the policy's code happened
 	budget   *budget.Budget
 	st       *actors.Stage[Req, Res]
 	alarm    *actors.Alarm
@@ -130,7 +136,8 @@ func (b *behavior[Req, Res, T, P]) snapshot() Stats {
 }
 
 // Request starts a session for a request taken from the mailbox: the
-// policy copy comes first, before any policy method runs (RT5).
+// policy copy comes first, before any policy method runs; then the request
+// is copied for a later attempt (a panic in that ends the session at once).
 func (b *behavior[Req, Res, T, P]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
 	ss := b.sessions.Get().(*session[Req, Res, T, P])
 	ss.start(e, b.proto)
@@ -140,6 +147,12 @@ func (b *behavior[Req, Res, T, P]) Request(s *actors.Stage[Req, Res], e *actors.
 	b.mu.Lock()
 	b.live.push(ss)
 	b.mu.Unlock()
+	var err error
+	if ss.req, ss.again, err = ss.clone(&e.Req); err != nil {
+		var zero Res
+		ss.finish(zero, err)
+		return
+	}
 	b.retrying(ss)
 }
 

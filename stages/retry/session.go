@@ -24,6 +24,7 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	b      *behavior[Req, Res, T, P]
 	parent *actors.Envelope[Req, Res] // the request; the stage holds it for the session
 	pol    T                          // this session's copy of the policy
+	ap     attemptsPolicy             // pol as an Attempts, when bound; nil otherwise
 	req    Req                        // the copy for the next attempt
 	again  bool                       // req is a copy: the outcome goes to the policy
 	res    Res                        // the attempt's outcome, while the policy judges it:
@@ -42,19 +43,21 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	unwatch func() bool   // stops watching the request's context
 }
 
-// start readies a pooled session for request e (actor).
+// start readies a pooled session for request e (actor). No policy method
+// runs yet: the session's own copy of the policy comes first.
 func (ss *session[Req, Res, T, P]) start(e *actors.Envelope[Req, Res], proto T) {
 	ss.gen++
 	ss.parent = e
-	ss.pol = proto // the session's own copy, before any method runs (RT5)
-	ss.req, ss.again = P(&ss.pol).CloneRequest(&e.Req)
+	ss.pol = proto
+	ss.bindPolicy()
 	ss.state.Store(retrying)
 	ss.refs.Store(1)
 	ss.idx, ss.sent = -1, 0
 }
 
 // send sends one attempt with an inner unit already reserved (actor): the
-// request goes, and a copy is kept for the attempt after it (RT3).
+// request goes, and a copy is kept for the attempt after it. A panic while
+// copying ends the session instead, and the unit goes back.
 func (ss *session[Req, Res, T, P]) send() {
 	b := ss.b
 	var req Req
@@ -62,7 +65,13 @@ func (ss *session[Req, Res, T, P]) send() {
 		req = ss.parent.Req
 	} else {
 		req = ss.req // the copy goes; CloneRequest copies it again for the next
-		ss.req, ss.again = P(&ss.pol).CloneRequest(&ss.req)
+		var err error
+		if ss.req, ss.again, err = ss.clone(&ss.req); err != nil {
+			b.st.Inner().Unreserve()
+			var zero Res
+			ss.finish(zero, err)
+			return
+		}
 	}
 	ss.sent++
 	ss.stopWatch()
@@ -80,20 +89,16 @@ func (ss *session[Req, Res, T, P]) Complete(_ *actors.Envelope[Req, Res], _ *act
 		return res, err, false // the session ended meanwhile (Fail): discard
 	}
 	if !ss.again {
-		ss.finish(res, err) // a request that could not be copied is sent once (RT3)
+		ss.finish(res, err) // a request that could not be copied is sent once
 		return res, err, false
 	}
 	if ss.parent.Delivered() || ss.parent.Ctx.Err() != nil {
 		ss.finish(res, err) // nobody waits for this session any more (a timeout above, the caller gone)
 		return res, err, false
 	}
-	ss.res, ss.err = res, err
-	w, again := P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err)
-	res, err = ss.res, ss.err
-	var zero Res
-	ss.res, ss.err = zero, nil
+	res, err, w, again := ss.judge(res, err)
 	if again && ss.b.budget != nil && !ss.b.budget.Withdraw() {
-		again = false // the budget is spent: the last outcome stands (RT11)
+		again = false // the budget is spent: the last outcome stands
 	}
 	if !again {
 		ss.finish(res, err)
@@ -139,7 +144,7 @@ func (ss *session[Req, Res, T, P]) unref() {
 	}
 	var zeroT T
 	var zeroReq Req
-	ss.parent, ss.pol, ss.req, ss.unwatch = nil, zeroT, zeroReq, nil
+	ss.parent, ss.pol, ss.ap, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
 	ss.b.sessions.Put(ss)
 }
 

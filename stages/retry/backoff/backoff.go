@@ -1,5 +1,5 @@
 // Package backoff computes the waits between retries: exponential growth
-// from a minimum, capped at a maximum, with jitter (SPEC RT10).
+// from a minimum, capped at a maximum, with jitter.
 //
 // Two jitter modes are offered: full jitter (a uniform draw between zero and
 // the exponential delay, as AWS recommends) and ratio jitter (the delay
@@ -7,22 +7,29 @@
 // with r = 0.2 and multiplier 1.6). Given a seeded source the sequence is
 // deterministic. Wait sleeps for a delay unless its context ends first.
 //
+// Delays are computed in saturating integer arithmetic: none is negative or
+// above Max, and none is below Min except under full jitter, whose purpose
+// is to draw from zero. A bad parameter (NaN, infinite, negative, out of
+// range) is an error from New, never a surprising delay.
+//
 // An Exponential is a value; its only shared part is the random source,
 // which it locks, so it is safe for concurrent use.
 package backoff
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/troupe-go/troupe"
 )
 
 // ErrBadConfig is matched by the error of an Exponential with a bad field.
-var ErrBadConfig = errors.New("backoff: bad configuration")
+var ErrBadConfig = fmt.Errorf("backoff: %w", troupe.ErrBadConfig)
 
 // Jitter says how a delay is randomised.
 type Jitter struct {
@@ -36,12 +43,15 @@ var None = Jitter{}
 // Full draws each delay uniformly from [0, delay].
 var Full = Jitter{full: true}
 
-// Ratio multiplies each delay by a uniform factor in [1-r, 1+r]; r must be
-// in [0, 1]. gRPC uses Ratio(0.2).
+// Ratio multiplies each delay by a uniform factor in [1-r, 1+r], kept
+// within [Min, Max]; r must be in [0, 1] (New refuses anything else, NaN
+// included). gRPC uses Ratio(0.2).
 func Ratio(r float64) Jitter { return Jitter{ratio: r} }
 
 // Exponential is a backoff whose n-th delay (n from 0) is
-// min(Max, Min * Multiplier^n), jittered.
+// min(Max, Min * Multiplier^n), jittered. Build it with New, which checks
+// its fields; a value built otherwise still never yields a negative delay
+// or one above Max.
 type Exponential struct {
 	Min, Max   time.Duration
 	Multiplier float64
@@ -54,19 +64,20 @@ type lockedRand struct {
 	r  *rand.Rand // guarded by mu
 }
 
-func (l *lockedRand) float64() float64 {
+func (l *lockedRand) uint64() uint64 {
 	if l == nil {
-		return rand.Float64()
+		return rand.Uint64()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.r.Float64()
+	return l.r.Uint64()
 }
 
 // Option configures New.
 type Option func(*Exponential)
 
-// WithMultiplier sets the growth factor (default 2); it must be at least 1.
+// WithMultiplier sets the growth factor (default 2); it must be a finite
+// number of at least 1.
 func WithMultiplier(m float64) Option { return func(e *Exponential) { e.Multiplier = m } }
 
 // WithJitter sets the jitter (default None).
@@ -79,7 +90,8 @@ func WithSource(src rand.Source) Option {
 }
 
 // New returns an exponential backoff from min to max. It checks the
-// configuration: 0 < min <= max, multiplier >= 1, ratio in [0, 1].
+// configuration: 0 < min <= max, multiplier a finite number >= 1, jitter
+// ratio in [0, 1]; anything else is an error matching ErrBadConfig.
 func New(min, max time.Duration, opts ...Option) (Exponential, error) {
 	e := Exponential{Min: min, Max: max, Multiplier: 2}
 	for _, o := range opts {
@@ -87,11 +99,11 @@ func New(min, max time.Duration, opts ...Option) (Exponential, error) {
 	}
 	switch {
 	case min <= 0 || max < min:
-		return Exponential{}, fmt.Errorf("%w: need 0 < min (%v) <= max (%v)", ErrBadConfig, min, max)
-	case e.Multiplier < 1 || math.IsNaN(e.Multiplier) || math.IsInf(e.Multiplier, 0):
-		return Exponential{}, fmt.Errorf("%w: multiplier %v must be a finite number >= 1", ErrBadConfig, e.Multiplier)
-	case e.Jitter.ratio < 0 || e.Jitter.ratio > 1:
-		return Exponential{}, fmt.Errorf("%w: jitter ratio %v must be in [0, 1]", ErrBadConfig, e.Jitter.ratio)
+		return Exponential{}, fmt.Errorf("backoff: need 0 < min (%v) <= max (%v): %w", min, max, ErrBadConfig)
+	case !(e.Multiplier >= 1) || math.IsInf(e.Multiplier, 0):
+		return Exponential{}, fmt.Errorf("backoff: multiplier %v must be a finite number >= 1: %w", e.Multiplier, ErrBadConfig)
+	case !(e.Jitter.ratio >= 0 && e.Jitter.ratio <= 1):
+		return Exponential{}, fmt.Errorf("backoff: jitter ratio %v must be in [0, 1]: %w", e.Jitter.ratio, ErrBadConfig)
 	}
 	return e, nil
 }
@@ -103,32 +115,61 @@ func GRPC(opts ...Option) Exponential {
 	return e
 }
 
-// Base returns the n-th delay before jitter: min(Max, Min * Multiplier^n).
-// It is a pure function of n.
+// bounds returns [Min, Max] made sound: never negative, never empty.
+func (e Exponential) bounds() (lo, hi time.Duration) {
+	lo = max(e.Min, 0)
+	return lo, max(e.Max, lo)
+}
+
+// Base returns the n-th delay before jitter: min(Max, Min * Multiplier^n),
+// never below Min. It is a pure function of n.
 func (e Exponential) Base(n int) time.Duration {
-	if n < 0 {
-		n = 0
+	lo, hi := e.bounds()
+	if n <= 0 || lo == hi {
+		return lo
 	}
-	d := float64(e.Min) * math.Pow(e.Multiplier, float64(n))
-	if d >= float64(e.Max) || math.IsInf(d, 0) || math.IsNaN(d) {
-		return e.Max
+	// The growth factor is a float; the result is clamped in integers, so
+	// that rounding can take it neither below Min nor above Max.
+	d := float64(lo) * math.Pow(e.Multiplier, float64(n))
+	if !(d < float64(hi)) { // also +Inf and NaN
+		return hi
 	}
-	return time.Duration(d)
+	return min(max(time.Duration(d), lo), hi)
 }
 
 // Delay returns the n-th delay, jittered.
-func (e Exponential) Delay(n int) time.Duration { return e.jitter(e.Base(n), e.rnd.float64()) }
+func (e Exponential) Delay(n int) time.Duration { return e.jitter(e.Base(n), e.rnd.uint64()) }
 
-// jitter applies e's jitter to base with the uniform draw u in [0, 1): a
-// pure function, for tests.
-func (e Exponential) jitter(base time.Duration, u float64) time.Duration {
+// jitter applies e's jitter to base with the uniform draw u, read as the
+// fraction u / 2^64 in [0, 1): a pure function, for tests. It uses 128-bit
+// products, so nothing overflows.
+func (e Exponential) jitter(base time.Duration, u uint64) time.Duration {
+	lo, hi := e.bounds()
+	b := uint64(min(max(base, lo), hi))
+	r := e.Jitter.ratio
 	switch {
 	case e.Jitter.full:
-		return time.Duration(float64(base) * u)
-	case e.Jitter.ratio > 0:
-		return time.Duration(float64(base) * (1 - e.Jitter.ratio + 2*e.Jitter.ratio*u))
+		return time.Duration(scale(b+1, u, 64)) // [0, base]
+	case !(r > 0):
+		return time.Duration(b)
 	}
-	return base
+	q := uint64(min(r, 1) * (1 << 62)) // r in fixed point; exact for r >= 2^-10
+	dev := scale(b, q, 62)             // base*r <= base
+	from := max(b-dev, uint64(lo))
+	to := min(b+dev, uint64(hi)) // b+dev <= 2*base: no overflow in uint64
+	if to <= from {
+		return time.Duration(from)
+	}
+	return time.Duration(from + scale(to-from+1, u, 64)) // [from, to]
+}
+
+// scale returns x*y / 2^s, rounded down, for results that fit in 64 bits.
+func scale(x, y uint64, s uint) uint64 {
+	h, l := bits.Mul64(x, y)
+	if s == 64 {
+		return h
+	}
+	return h<<(64-s) | l>>s
 }
 
 // Wait sleeps for d, or returns ctx's error as soon as ctx ends.

@@ -1,35 +1,41 @@
 // Package budget is a retry budget shared by every session of a Retry
-// stage, so that retries cannot amplify an outage (SPEC RT11): each request
-// deposits into it, each retry withdraws, and retries stop once it is spent.
+// stage, so that retries cannot amplify an outage: each request deposits
+// into it, each retry withdraws, and retries stop once it is spent.
 //
-// Its rules are tower's TpsBudget: retries may amount to a ratio of the
-// requests seen within a time-to-live window, plus a floor of retries per
-// second that is always allowed (so a quiet service can still retry). With
-// tower's defaults (10 s window, 10 retries per second floor, ratio 0.2)
-// and no traffic, 100 retries are allowed per 10 s; every 5 requests
-// deposited allow one more.
+// Its rules are tower's TpsBudget, made exact: within a time-to-live window,
+// n requests deposited at ratio r allow floor(n*r) retries, plus a floor of
+// minPerSec retries per second of the window that is always allowed (so a
+// quiet service can still retry). With tower's defaults (10 s window, 10
+// retries per second floor, ratio 0.2) and no traffic, 100 retries are
+// allowed per 10 s; every 5 requests deposited allow one more. Tower reads
+// the ratio through 1/r, truncated, so that 0.6 allows a retry per request
+// and 0.4 one per two; here the ratio is the nearest fraction p/q with q up
+// to one million (0.6 is 3/5, 1/3.0 is 1/3), and the budget counts in
+// integer units: a request deposits p, a retry costs q.
 //
 // A Budget is safe for concurrent use; share it by pointer.
 package budget
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/troupe-go/troupe"
 )
 
 // ErrBadConfig is matched by the error of New with a bad argument.
-var ErrBadConfig = errors.New("budget: bad configuration")
+var ErrBadConfig = fmt.Errorf("budget: %w", troupe.ErrBadConfig)
 
 const slots = 10 // the window is kept as 10 slots of ttl/10 each
 
 // Budget is a retry budget. Create it with New or Default.
 type Budget struct {
 	slotLen  time.Duration
-	reserve  int64 // units always allowed per window (the floor)
-	deposit  int64 // units one request adds
-	withdraw int64 // units one retry costs
+	reserve  int64 // units always allowed per window (the floor): a multiple of withdraw
+	deposit  int64 // units one request adds: the ratio's numerator
+	withdraw int64 // units one retry costs: the ratio's denominator
 
 	mu    sync.Mutex
 	slot  [slots]int64 // units deposited (+) and withdrawn (-) per slot; guarded by mu
@@ -38,28 +44,27 @@ type Budget struct {
 }
 
 // New returns a budget over a window of ttl (1 s to 60 s) that always
-// allows minPerSec retries per second and, on top, ratio retries per
-// request (0 to 1000; 0.2 means one retry per five requests).
+// allows minPerSec retries per second of the window (minPerSec*ttl, rounded
+// down) and, on top, ratio retries per request: 0, or between one in a
+// million and 1000 (0.2 means one retry per five requests). A bad argument,
+// NaN included, is an error matching ErrBadConfig.
 func New(ttl time.Duration, minPerSec int, ratio float64) (*Budget, error) {
 	switch {
 	case ttl < time.Second || ttl > time.Minute:
-		return nil, fmt.Errorf("%w: ttl %v must be between 1s and 60s", ErrBadConfig, ttl)
+		return nil, fmt.Errorf("budget: ttl %v must be between 1s and 60s: %w", ttl, ErrBadConfig)
 	case minPerSec < 0:
-		return nil, fmt.Errorf("%w: minPerSec %d must not be negative", ErrBadConfig, minPerSec)
+		return nil, fmt.Errorf("budget: minPerSec %d must not be negative: %w", minPerSec, ErrBadConfig)
 	case !(ratio >= 0 && ratio <= 1000):
-		return nil, fmt.Errorf("%w: ratio %v must be between 0 and 1000", ErrBadConfig, ratio)
+		return nil, fmt.Errorf("budget: ratio %v must be between 0 and 1000: %w", ratio, ErrBadConfig)
 	}
-	b := &Budget{slotLen: ttl / slots, start: time.Now()}
-	// Units are chosen so that both amounts are whole numbers.
-	switch {
-	case ratio == 0:
-		b.deposit, b.withdraw = 0, 1
-	case ratio <= 1:
-		b.deposit, b.withdraw = 1, int64(1/ratio)
-	default:
-		b.deposit, b.withdraw = 1000, int64(1000/ratio)
+	p, q := fraction(ratio)
+	if p == 0 && ratio > 0 {
+		return nil, fmt.Errorf("budget: ratio %v is below one in a million (use 0 for none): %w", ratio, ErrBadConfig)
 	}
-	b.reserve = int64(minPerSec) * int64(ttl/time.Second) * b.withdraw
+	b := &Budget{slotLen: ttl / slots, start: time.Now(), deposit: p, withdraw: q}
+	m := int64(minPerSec)
+	floor := satAdd(satMul(m, int64(ttl/time.Second)), satMul(m, int64(ttl%time.Second))/int64(time.Second))
+	b.reserve = satMul(floor, q)
 	return b, nil
 }
 
@@ -85,7 +90,7 @@ func (b *Budget) DepositAt(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	b.slot[b.cur] += b.deposit
+	b.slot[b.cur] = satAdd(b.slot[b.cur], b.deposit)
 }
 
 // WithdrawAt is Withdraw at time now.
@@ -96,7 +101,7 @@ func (b *Budget) WithdrawAt(now time.Time) bool {
 	if b.balance() < b.withdraw {
 		return false
 	}
-	b.slot[b.cur] -= b.withdraw
+	b.slot[b.cur] -= b.withdraw // the balance covers it: no overflow
 	return true
 }
 
@@ -108,10 +113,12 @@ func (b *Budget) RemainingAt(now time.Time) int64 {
 	return max(0, b.balance()/b.withdraw)
 }
 
+// balance is the units the window affords, saturating rather than
+// overflowing.
 func (b *Budget) balance() int64 {
 	sum := b.reserve
 	for _, v := range b.slot {
-		sum += v
+		sum = satAdd(sum, v)
 	}
 	return sum
 }
@@ -134,4 +141,24 @@ func (b *Budget) advance(now time.Time) {
 		}
 	}
 	b.start = b.start.Add(time.Duration(n) * b.slotLen)
+}
+
+// satAdd is x+y, saturated to the int64 range.
+func satAdd(x, y int64) int64 {
+	s := x + y
+	switch {
+	case x > 0 && y > 0 && s < 0:
+		return math.MaxInt64
+	case x < 0 && y < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// satMul is x*y for x, y >= 0, saturated at math.MaxInt64.
+func satMul(x, y int64) int64 {
+	if x != 0 && y > math.MaxInt64/x {
+		return math.MaxInt64
+	}
+	return x * y
 }
