@@ -1,0 +1,93 @@
+package troupe_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/filter"
+	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages/loadshed"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/spawnready"
+	"github.com/troupe-go/troupe/stages/timeout"
+)
+
+// mailboxed is what every stage offers for its counters.
+type mailboxed interface {
+	troupe.Closer
+	Mailbox() *mailbox.Mailbox
+}
+
+// Every stage with a Capacity option reads it the same way: 0 is no limit
+// of its own, a value it cannot hold is an error, never another capacity.
+//
+// spec: HR4, HR5
+func TestHR4_CapacityMeansTheSameOnEveryStage(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	even := func(v int) (int, error) { return v, nil }
+	check := func(_ context.Context, v int) (int, error) { return v, nil }
+	kinds := map[string]func(n int) (mailboxed, error){
+		"timeout": func(n int) (mailboxed, error) {
+			return timeout.New[int, int](sys, api, time.Second, timeout.Capacity(n))
+		},
+		"retry": func(n int) (mailboxed, error) {
+			return retry.New[int, int](sys, api, retry.Attempts[int, int]{Max: 1}, retry.Capacity(n))
+		},
+		"ratelimit": func(n int) (mailboxed, error) {
+			return ratelimit.New[int, int](sys, api, ratelimit.Rate{Num: 5, Per: time.Second}, ratelimit.Capacity(n))
+		},
+		"filter": func(n int) (mailboxed, error) {
+			return filter.NewFilter[int, int](sys, api, even, filter.Capacity(n))
+		},
+		"asyncfilter": func(n int) (mailboxed, error) {
+			return filter.NewAsync[int, int](sys, api, check, filter.Capacity(n))
+		},
+		"loadshed": func(n int) (mailboxed, error) {
+			return loadshed.New[int, int](sys, api, loadshed.Capacity(n))
+		},
+		"spawnready": func(n int) (mailboxed, error) {
+			return spawnready.New[int, int](sys, api, spawnready.Capacity(n))
+		},
+	}
+	for name, spawn := range kinds {
+		t.Run(name, func(t *testing.T) {
+			for _, bad := range []int{-1, 1 << 31, 1<<32 + 5} {
+				_, err := spawn(bad)
+				assert.ErrorIs(t, err, troupe.ErrBadConfig, "capacity %d", bad)
+			}
+			for n, want := range map[int]int{0: actors.MaxCapacity, 7: 7} {
+				s, err := spawn(n)
+				require.NoError(t, err, "capacity %d", n)
+				assert.Equal(t, want, s.Mailbox().Stats().Capacity, "capacity %d", n)
+				require.NoError(t, s.Close(context.Background()))
+			}
+		})
+	}
+}
+
+// A limit or a buffer is its capacity: it is taken exactly, or refused.
+//
+// spec: HR4
+func TestHR4_LimitAndBufferSizesAreExactOrErrors(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	for _, bad := range []int{0, -1, 1 << 31, 1<<32 + 5} {
+		_, err := limit.New[int, int](sys, api, bad)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "limit %d", bad)
+		_, err = buffer.New[int, int](sys, api, bad)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "buffer %d", bad)
+	}
+	l, err := limit.New[int, int](sys, api, actors.MaxCapacity)
+	require.NoError(t, err)
+	assert.Equal(t, actors.MaxCapacity, l.Available())
+	require.NoError(t, l.Close(context.Background()))
+}
