@@ -49,9 +49,13 @@ func collectDropped(every time.Duration) {
 // droppedWatch arms the dropped-permit check for a caller that is about to
 // wait for a slot of s; stop it once the wait is over. It returns nil when
 // the check is off.
+//
+// Only permits can be dropped, so a stage with none unspent when the wait
+// starts (the usual case for callers that reserve and call in one step)
+// arms nothing: a loaded stage's waiting callers cost no timer.
 func (s *Stage[Req, Res]) droppedWatch() *time.Timer {
 	d := s.host.sys.droppedCheck
-	if d <= 0 {
+	if d <= 0 || s.unspent.Load() == 0 {
 		return nil
 	}
 	return time.AfterFunc(d, func() {
