@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors of the contract. Every error troupe makes is one of these,
 // one of the error types below, or a stage package's own sentinel; all of
-// them work with errors.Is and errors.As and wrap their cause (SPEC CORE9).
+// them work with errors.Is and errors.As and wrap their cause.
 var (
 	// ErrPermitUsed is returned by a second Call or Release of a Permit, or a
 	// Call after Release. The inner service is never reached.

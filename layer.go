@@ -35,7 +35,7 @@ func (f LayerFunc[Req, Res]) Layer(h Host, inner Service[Req, Res]) (Service[Req
 }
 
 // Builder stacks layers. The first layer added is the outermost: it sees a
-// request first and its outcome last (SPEC L1). A Builder is immutable: Layer
+// request first and its outcome last. A Builder is immutable: Layer
 // returns a new Builder, so a partial builder can be shared and extended. It
 // is safe for concurrent use.
 type Builder[Req, Res any] struct {

@@ -12,7 +12,7 @@ import (
 // Permit is one reserved unit of a service's readiness. It is used exactly
 // once: Call sends a request with it, Release gives the capacity back unused.
 // A second Call or Release, or a Call after Release, returns ErrPermitUsed and
-// never reaches the service (SPEC CORE3).
+// never reaches the service.
 //
 // A Permit dropped without Call or Release does not leak capacity forever:
 // once the garbage collector finds it unreachable, the capacity is released

@@ -7,7 +7,7 @@ import "context"
 // returns a [Permit] holding that capacity. Only the permit can call.
 //
 // Reserve honours ctx: when ctx is done before capacity is available it
-// returns ctx's error and holds nothing (SPEC CORE1). A Reserve error other
+// returns ctx's error and holds nothing. A Reserve error other
 // than a context error means the service is broken: stop using it (CORE7).
 //
 // Copying a Service value (or the handle behind it) copies no reservation:
@@ -44,7 +44,7 @@ type Closer interface {
 
 // Do reserves capacity on svc, sends req with the permit and returns the
 // outcome: the one-line form of Reserve followed by Permit.Call, for callers
-// who do not need to separate the two (SPEC CORE8).
+// who do not need to separate the two.
 //
 // A service that can reserve and call in one step (troupe's stages can: the
 // request then waits in the stage's line itself) is asked to.

@@ -6,7 +6,7 @@ import (
 )
 
 // Alarm is a stage's one timer, reused for every deadline it watches (no
-// timer per request, SPEC RL5): when the time it is set to passes, it posts
+// timer per request): when the time it is set to passes, it posts
 // its message to the stage as a control message, so the stage handles the
 // event on its own goroutine, even while it takes no requests (ACT4).
 //

@@ -12,14 +12,14 @@
 // envelope, does its work, and hands it on to its inner service with a
 // reservation it takes there without blocking; when the inner service is not
 // ready, the stage keeps the envelope, pauses its mailbox and is told by a
-// control message when a slot is granted (SPEC ACT2, ACT3).
+// control message when a slot is granted.
 //
 // # Where the downstream call runs
 //
 // The innermost service is a plain function (see [Func]). The last stage
 // does not call it: it hands the pending call back to the caller, whose
 // goroutine is waiting anyway, and the caller runs it (as tower's Buffer hands
-// the inner future back to the caller, SPEC B3). No actor ever blocks on
+// the inner future back to the caller). No actor ever blocks on
 // downstream work, and the downstream sees as many concurrent calls as there
 // are callers the stages let through.
 //

@@ -11,7 +11,7 @@ import (
 // freed (unless the stage holds slots until the outcome). When it is not,
 // the stage parks e, keeping its slot, and takes no further requests until
 // the inner service grants a unit, which arrives as a control message; the
-// response path keeps flowing meanwhile (SPEC ACT2, ACT3, ACT4). An inner
+// response path keeps flowing meanwhile. An inner
 // readiness error breaks the stage (CORE7): e and everything queued get a
 // *troupe.ClosedError wrapping it.
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // Reserve waits for a free slot in the stage's mailbox and returns a permit
-// for it (troupe.Service). It honours ctx (SPEC CORE1); once the stage is
+// for it (troupe.Service). It honours ctx; once the stage is
 // closed it returns a *troupe.ClosedError.
 //
 // A Stage has no call method: only the permit can call (CORE2). Its two
@@ -42,7 +42,7 @@ func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res]
 // troupe.Do does with a stage. When no slot is free, the request itself
 // waits in the stage's line, and the goroutine that frees a slot sends it:
 // the caller waits once, for its outcome, where Reserve then Call would wait
-// twice. It honours ctx like Reserve and Call (SPEC CORE1, CORE8).
+// twice. It honours ctx like Reserve and Call.
 func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
 	var zero Res
 	if err := ctx.Err(); err != nil {

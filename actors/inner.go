@@ -16,7 +16,7 @@ import (
 // given back by exactly one Unreserve. All methods are safe for concurrent use.
 type Inner[Req, Res any] interface {
 	// TryReserve takes one unit if the service is ready now. A non-nil error
-	// means the service is broken (SPEC CORE7).
+	// means the service is broken.
 	TryReserve() (bool, error)
 	// ReserveAsync takes one unit now (granted) or puts w in line: w is then
 	// notified with nil once a unit was taken for it, or with the error that

@@ -36,7 +36,7 @@ type Behavior[Req, Res any] interface {
 // SendHook is implemented by behaviors that act when a request is sent to
 // the stage: OnSend runs on the sender's goroutine, which holds e, just
 // before e is queued (a timeout starts its clock there: the call is made
-// now, SPEC T1). An error answers e at once.
+// now). An error answers e at once.
 type SendHook[Req, Res any] interface {
 	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
 }
@@ -126,7 +126,7 @@ type Stage[Req, Res any] struct {
 	unspent unspentPermits // permits issued, not yet called nor released
 	roots   *sync.Pool     // root envelopes for calls made through permits
 
-	// Parking (SPEC ACT3): the request waiting for the inner service.
+	// Parking: the request waiting for the inner service.
 	parked     *Envelope[Req, Res]   // actor
 	backlog    []*Envelope[Req, Res] // actor; forwarded while a request was parked, in order
 	paused     bool                  // actor; the behavior asked to take no requests

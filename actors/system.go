@@ -74,7 +74,7 @@ var ErrShutdown = errors.New("actors: system or host shut down")
 
 // NewHost starts a host of its own: a supervisor actor with its own
 // strategy, whose stages fail, restart and stop independently of other
-// hosts' (SPEC SUP4).
+// hosts'.
 // Package supervisor builds per-downstream pipelines on it.
 func (s *System) NewHost(name string, strategy Strategy) (*Host, error) {
 	s.mu.Lock()

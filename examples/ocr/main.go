@@ -1,4 +1,4 @@
-// Command ocr is the worked example of SPEC L2 (seed 004, section 5.7): a
+// Command ocr is troupe's worked example: a
 // client for a third-party OCR API that allows 5 requests per second, built
 // as a troupe stack over a real http.Client:
 //

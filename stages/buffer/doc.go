@@ -1,6 +1,6 @@
 // Package buffer is tower's Buffer as a troupe stage: the inner service is
 // handed to one worker actor, and callers share only that actor's bounded
-// mailbox (SPEC B1-B4).
+// mailbox.
 //
 //   - Reserving reserves one of the mailbox's slots (B1). When all are taken,
 //     reserving waits, honouring its context.

@@ -1,6 +1,6 @@
 // Package filter is tower's Filter and AsyncFilter as troupe stages: each
 // request is checked before it is handed on; a rejected request is answered
-// with the check's error and never reaches the inner service (SPEC F1-F3).
+// with the check's error and never reaches the inner service.
 //
 // # Filter
 //

@@ -18,7 +18,7 @@ var ErrNilCheck = fmt.Errorf("%w: filter predicate or check is nil", actors.ErrB
 // actors.ErrBadConfig.
 var ErrBadCapacity = fmt.Errorf("%w: filter capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)
 
-// RejectedError is the outcome of a request a filter rejected (SPEC F1). It
+// RejectedError is the outcome of a request a filter rejected. It
 // matches ErrRejected and unwraps to the error the predicate or check
 // returned. It is never changed once made, so it is safe for concurrent
 // use.

@@ -1,5 +1,5 @@
 // Package limit is tower's ConcurrencyLimit as a troupe stage: at most N
-// requests in flight below it (SPEC C1-C4).
+// requests in flight below it.
 //
 //   - The stage's mailbox has N slots and they are its semaphore: reserving
 //     takes one before the inner service is asked anything; with none free,

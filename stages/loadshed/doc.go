@@ -1,6 +1,6 @@
 // Package loadshed is tower's LoadShed as a troupe stage: when the service
 // below it is not ready, a call fails at once with ErrOverloaded instead of
-// waiting (SPEC LS1-LS3).
+// waiting.
 //
 // # The readiness path
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrOverloaded is the outcome of a call shed because the service below the
-// LoadShed stage was not ready (SPEC LS2). It is returned as is, so
+// LoadShed stage was not ready. It is returned as is, so
 // errors.Is(err, ErrOverloaded) and err == ErrOverloaded both hold.
 var ErrOverloaded = errors.New("loadshed: service overloaded")
 

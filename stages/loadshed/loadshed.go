@@ -52,7 +52,7 @@ func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
 	})
 }
 
-// Reserve returns a permit at once, never waiting (SPEC LS1): an ordinary
+// Reserve returns a permit at once, never waiting: an ordinary
 // permit when the stage has a free slot, otherwise one whose Call returns
 // ErrOverloaded without touching the inner service (LS2). It returns ctx's
 // error when ctx is already done, and the close error (a

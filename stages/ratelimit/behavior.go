@@ -26,7 +26,7 @@ type behavior[Req, Res any] struct {
 	actors.Passthrough[Req, Res]
 
 	// alarm is the stage's one timer, made once by attach and reset for
-	// every window or spacing interval, never replaced (SPEC RL5): no timer
+	// every window or spacing interval, never replaced: no timer
 	// is allocated per window or per request. Safe for concurrent use.
 	alarm *actors.Alarm
 	clock actors.Clock // made with the stage

@@ -1,5 +1,5 @@
 // Package ratelimit is tower's RateLimit as a troupe stage: at most Num
-// requests per period Per reach the service inside it (SPEC RL1-RL5).
+// requests per period Per reach the service inside it.
 //
 // A Rate is Num requests per Per, both greater than zero; anything else is
 // an error at construction matching actors.ErrBadConfig, never a panic (RL1).

@@ -7,7 +7,7 @@ import (
 )
 
 // ErrBadRate is matched by the error New returns for a rate whose number of
-// requests or period is not greater than zero (SPEC RL1). It matches
+// requests or period is not greater than zero. It matches
 // actors.ErrBadConfig.
 var ErrBadRate = fmt.Errorf("%w: rate limit needs a number of requests and a period, both greater than zero", actors.ErrBadConfig)
 

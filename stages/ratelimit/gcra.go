@@ -2,7 +2,7 @@ package ratelimit
 
 import "time"
 
-// gcra is the smooth limiter (SPEC RL4b): the generic cell rate algorithm,
+// gcra is the smooth limiter: the generic cell rate algorithm,
 // which is a token bucket of size burst refilled by one unit per interval,
 // kept as a single time. tat (theoretical arrival time) is when the next
 // call would be due if calls had come exactly one interval apart; a call at

@@ -8,8 +8,8 @@ import (
 
 // Rate is Num requests per period Per, tower's Rate: Rate{Num: 100, Per:
 // time.Second} is 100 per second, Rate{Num: 5, Per: 100 * time.Millisecond}
-// is 50 per second with smaller bursts. Both must be greater than zero
-// (SPEC RL1). A Rate is a plain value, safe for concurrent use.
+// is 50 per second with smaller bursts. Both must be greater than zero.
+// A Rate is a plain value, safe for concurrent use.
 type Rate struct {
 	Num int
 	Per time.Duration

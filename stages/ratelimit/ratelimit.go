@@ -32,7 +32,7 @@ type config struct {
 // no limit of its own: the stage admits what the stages outside it admit.
 func Capacity(n int) Option { return func(c *config) { c.capacity = n } }
 
-// Smooth replaces the fixed window with the smooth mode (SPEC RL4b): calls
+// Smooth replaces the fixed window with the smooth mode: calls
 // are spaced one interval (Per/Num) apart, and up to burst of them may go
 // at once after a quiet spell. burst must be at least 1.
 func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = true, burst } }

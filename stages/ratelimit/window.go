@@ -2,7 +2,7 @@ package ratelimit
 
 import "time"
 
-// window is the fixed-window limiter (SPEC RL2-RL4a), tower's state machine:
+// window is the fixed-window limiter, tower's state machine:
 // rem units are left in the window [start, start+per); rem == 0 is tower's
 // Limited state. See limiter for the rules its methods follow.
 type window struct {

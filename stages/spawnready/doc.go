@@ -1,7 +1,6 @@
 // Package spawnready is tower's SpawnReady as a troupe stage: when the inner
 // service is not ready, waiting for its readiness moves to a goroutine of
-// its own, and the reservation watches that work instead of driving it
-// (SPEC SR1).
+// its own, and the reservation watches that work instead of driving it.
 //
 // # The readiness path
 //
