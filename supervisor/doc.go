@@ -1,20 +1,24 @@
 // Package supervisor supervises troupe's stage actors: restart strategies
 // with real exponential backoff and jitter, restart intensity, and one
-// supervised pipeline per downstream (SPEC SUP1-SUP4).
+// supervised pipeline per downstream.
 //
 // A Pipeline is a host of its own (a protoactor-go supervisor actor whose
 // children are the pipeline's stages) and the stack built in it: its stages
 // fail, restart and stop independently of every other pipeline's, so a
-// failing downstream never blocks another one (SUP4). A Group keeps one
-// pipeline per key (a host name, a shard) and builds them on first use.
+// failing downstream never blocks another one. A Group keeps one pipeline
+// per key (a host name, a shard) and builds them on first use.
 //
 // A pipeline's Strategy is Backoff by default: a failed stage (a panic, a
 // failed connection of a Reconnect stage) is restarted after an exponential
 // delay with jitter, gRPC's connection backoff (1 s, x1.6, jitter 0.2, at most
 // 120 s). protoactor-go's own "exponential" strategy is linear with
-// nanosecond jitter; this one is not. More than MaxRestarts failures of one
-// stage within Window (default 10 in 60 s) stop it instead: the pipeline
-// reports the failure and stops retrying, instead of spinning (SUP2).
+// nanosecond jitter; this one is not. The delay grows with the failures
+// within Window, or, for a failure that counts its own streak (a Streak:
+// Reconnect's connection failures), with the failures in a row since the
+// stage was last healthy, so that it starts over after a healthy
+// connection. More than MaxRestarts failures of one stage within Window
+// (default 10 in 60 s) stop it instead, streak or not: the pipeline reports
+// the failure and stops retrying, instead of spinning.
 //
 // Why 10 in 60 s: OTP's default (1 restart in 5 s) gives up on a network
 // peer after its first blip, and Akka's restart source never gives up; with

@@ -14,7 +14,7 @@ var ErrGroupClosed = errors.New("supervisor: group closed")
 
 // Group keeps one pipeline per key (a downstream: a host, a shard), built
 // on first use by build, each with its own supervisor: a failing or dead
-// downstream never blocks another, and stopping one stops only it (SUP4).
+// downstream never blocks another, and stopping one stops only it.
 // It is safe for concurrent use.
 type Group[K comparable, Req, Res any] struct {
 	sys   *actors.System

@@ -73,7 +73,8 @@ type Pipeline[Req, Res any] struct {
 // New starts a pipeline named name in sys: a host with the pipeline's
 // strategy, and the stack build makes in it.
 func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], opts ...Option) (*Pipeline[Req, Res], error) {
-	c := config{delays: backoff.GRPC(), maxRestarts: 10, window: time.Minute}
+	d := DefaultBackoff()
+	c := config{delays: d.Delays, maxRestarts: d.MaxRestarts, window: d.Window}
 	for _, o := range opts {
 		o(&c)
 	}

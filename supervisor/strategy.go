@@ -1,11 +1,13 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
 )
@@ -13,7 +15,11 @@ import (
 // Backoff is an actors.Strategy: it restarts a failed stage after
 // Delays.Delay(n), n the number of its failures within Window before this
 // one, and stops it when it failed more than MaxRestarts times within
-// Window. It counts what it decides. It is safe for concurrent use.
+// Window. When the failure's reason is a Streak (Reconnect's connection
+// failures are), n is the streak less one instead: the backoff starts over
+// after the stage was healthy, while the intensity still counts every
+// failure within Window. It counts what it decides. It is safe for
+// concurrent use.
 type Backoff struct {
 	Delays      backoff.Exponential
 	MaxRestarts int
@@ -23,14 +29,15 @@ type Backoff struct {
 	onStop          func(child *actor.PID, reason any)
 }
 
-// NewBackoff returns a Backoff with gRPC's connection backoff and an
-// intensity of maxRestarts within window.
+// NewBackoff returns a Backoff with delays and an intensity of maxRestarts
+// within window. A bad configuration is an error matching
+// troupe.ErrBadConfig.
 func NewBackoff(delays backoff.Exponential, maxRestarts int, window time.Duration) (*Backoff, error) {
 	if maxRestarts < 0 || window <= 0 {
-		return nil, fmt.Errorf("%w: need maxRestarts >= 0 and window > 0", actors.ErrBadConfig)
+		return nil, fmt.Errorf("supervisor: need maxRestarts >= 0 and window > 0: %w", troupe.ErrBadConfig)
 	}
 	if delays.Max == 0 {
-		return nil, fmt.Errorf("%w: backoff delays not set (use backoff.New or backoff.GRPC)", actors.ErrBadConfig)
+		return nil, fmt.Errorf("supervisor: backoff delays not set (use backoff.New or backoff.GRPC): %w", troupe.ErrBadConfig)
 	}
 	return &Backoff{Delays: delays, MaxRestarts: maxRestarts, Window: window}, nil
 }
@@ -53,7 +60,40 @@ func (b *Backoff) Decide(child *actor.PID, rs *actor.RestartStatistics, reason a
 		return actors.Decision{Directive: actors.Stop}
 	}
 	b.restarts.Add(1)
-	return actors.Decision{Directive: actors.Restart, Delay: b.Delays.Delay(n - 1)}
+	return actors.Decision{Directive: actors.Restart, Delay: b.Delays.Delay(attempt(n, reason))}
+}
+
+// Streak is implemented by a failure reason that counts the failures in a
+// row, this one included, since its stage was last healthy: Reconnect's
+// connection actor fails with one (NOTE: it implements this method set
+// without importing this package), whose count a connection that stayed up
+// resets, as gRPC's connection backoff does.
+type Streak interface {
+	error
+	// Streak returns the failures in a row, at least 1.
+	Streak() int
+}
+
+// attempt returns the index of the delay for a failure: the failures
+// before it within the window (n counts this one), or its streak less one
+// when the reason is a Streak. The reason's methods run under actors.Guard:
+// if they panic, the window decides.
+func attempt(n int, reason any) int {
+	err, ok := reason.(error)
+	if !ok {
+		return n - 1
+	}
+	k, perr := actors.Guard1("supervisor: failure reason", func() (int, error) {
+		var s Streak
+		if errors.As(err, &s) {
+			return s.Streak(), nil
+		}
+		return n, nil
+	})
+	if perr != nil || k < 1 {
+		return n - 1
+	}
+	return k - 1
 }
 
 // Restarts reports how many restarts it decided.

@@ -46,22 +46,3 @@ func TestSUP1_SUP2_BackoffGrowsThenIntensityStops(t *testing.T) {
 		assert.Equal(t, actors.Decision{Directive: actors.Restart, Delay: time.Second}, b.Decide(nil, rs2, "again"))
 	})
 }
-
-func TestDefaultBackoffIsGRPCs(t *testing.T) {
-	b := supervisor.DefaultBackoff()
-	assert.Equal(t, time.Second, b.Delays.Min)
-	assert.Equal(t, 120*time.Second, b.Delays.Max)
-	assert.Equal(t, 1.6, b.Delays.Multiplier)
-	assert.Equal(t, 10, b.MaxRestarts)
-	assert.Equal(t, time.Minute, b.Window)
-	for n := range 20 {
-		base := b.Delays.Base(n)
-		d := b.Delays.Delay(n)
-		assert.GreaterOrEqual(t, d, time.Duration(float64(base)*0.8), "jitter 0.2")
-		assert.LessOrEqual(t, d, time.Duration(float64(base)*1.2))
-	}
-	_, err := supervisor.NewBackoff(backoff.Exponential{}, 1, time.Second)
-	assert.ErrorIs(t, err, actors.ErrBadConfig)
-	_, err = supervisor.NewBackoff(backoff.GRPC(), -1, time.Second)
-	assert.ErrorIs(t, err, actors.ErrBadConfig)
-}

@@ -1,13 +1,12 @@
 // Package reconnect is tower's Reconnect as a troupe stage, driven by a
 // supervisor: it holds a connector (a service that makes services) and a
-// target, and keeps one connected service to send requests to (SPEC RC1-RC4,
-// SUP1).
+// target, and keeps one connected service to send requests to.
 //
-// Its lifecycle is Idle -> Connecting -> Connected (RC1), driven by demand
-// (RC2): a request arriving while Idle starts a connection; requests arriving
-// while Connecting wait for it (parked in the stage, counted in its
-// capacity); once Connected, the connected service's readiness is asked like
-// any inner service's.
+// Its lifecycle is Idle -> Connecting -> Connected, driven by demand: a
+// request arriving while Idle starts a connection; requests arriving while
+// Connecting wait for it (parked in the stage, counted in its capacity);
+// once Connected, the connected service's readiness is asked like any inner
+// service's.
 //
 // Connecting is done by a connection actor, a sibling of the stage under the
 // same supervisor, which dials on a goroutine of its own (never on an actor)
@@ -20,15 +19,34 @@
 //   - A failed connection does not break the stage: reservations are still
 //     granted, the request that waited for that connection gets the
 //     connection error (a *ConnectError), and the state is Idle again, so the
-//     next request tries again, once the backoff allows (RC3).
+//     next request tries again, once the backoff allows.
 //   - A connected service that reports a readiness error is discarded (and
 //     closed, if it is a troupe.Closer); the state is Idle, and the requests
-//     waiting for readiness wait for the next connection (RC4).
+//     waiting for readiness wait for the next connection.
 //   - When the supervisor gives up, the state is Failed for good: every
 //     waiting and later request gets a *troupe.ClosedError wrapping the last
-//     connection error (SUP2).
+//     connection error.
 //
-// State, Stats and OnStateChange expose the lifecycle for observation (SUP1).
+// The backoff grows with each failure in a row and starts over after a
+// healthy connection, as gRPC's does: by default a connection is healthy as
+// soon as it is made; HealthyAfter asks for a minimum time up. The
+// supervisor's restart intensity counts every failure all the same, so a
+// peer that keeps accepting connections and dropping them is given up on.
+//
+// Closing (Close, or closing the pipeline or system it runs in) makes no
+// more connections: a dial in progress is cancelled through its context,
+// and the requests waiting for a connection, or for the backoff before one,
+// get a *troupe.ClosedError at once; requests with a live connection drain
+// through it.
+//
+// User code runs under actors.Guard: a panic in the connector is a failed
+// dial (a *ConnectError matching troupe.ErrPanic); a panic in OnStateChange
+// is a *troupe.PanicError for the request the change was made for, or is
+// logged when no request waits; a panic in a discarded connection's Close
+// is logged. None of them crashes the process or keeps the stage from
+// closing.
+//
+// State, Stats and OnStateChange expose the lifecycle for observation.
 // Calling without readiness cannot be written here (tower's Reconnect
 // panics).
 //

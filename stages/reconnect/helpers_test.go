@@ -1,13 +1,16 @@
 package reconnect_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
@@ -26,7 +29,8 @@ type outcome struct {
 type dialer struct {
 	outcomes chan outcome
 	mu       sync.Mutex
-	at       []time.Duration // when each dial began, from start
+	at       []time.Duration // when each dial began, from start; guarded by mu
+	ends     []error         // the context's error each dial left with, if it did; guarded by mu
 	start    time.Time
 }
 
@@ -40,8 +44,18 @@ func (d *dialer) dial(ctx context.Context, _ string) (troupe.Service[int, int], 
 	case o := <-d.outcomes:
 		return o.svc, o.err
 	case <-ctx.Done():
+		d.mu.Lock()
+		d.ends = append(d.ends, ctx.Err())
+		d.mu.Unlock()
 		return nil, ctx.Err()
 	}
+}
+
+// cancelled returns the context errors of the dials that ended on them.
+func (d *dialer) cancelled() []error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]error(nil), d.ends...)
 }
 
 func (d *dialer) times() []time.Duration {
@@ -79,15 +93,64 @@ func (s *states) get() []reconnect.State {
 // intensity.
 func pipeline(t *testing.T, d *dialer, min time.Duration, maxRestarts int, opts ...reconnect.Option) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
 	t.Helper()
-	sys := testsys.New(t)
 	delays, err := backoff.New(min, time.Hour)
 	require.NoError(t, err)
+	return pipelineIn(t, testsys.New(t), d, delays, maxRestarts, opts...)
+}
+
+// pipelineIn is pipeline in sys, with the given delays.
+func pipelineIn(t *testing.T, sys *actors.System, d *dialer, delays backoff.Exponential, maxRestarts int, opts ...reconnect.Option) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
+	t.Helper()
+	return pipelineOver(t, sys, reconnect.Dialer(d.dial), delays, maxRestarts, opts...)
+}
+
+// connectorPipeline is pipeline over connector, with delays of 1 s,
+// doubling.
+func connectorPipeline(t *testing.T, connector troupe.Service[string, troupe.Service[int, int]]) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
+	t.Helper()
+	return pipelineOver(t, testsys.New(t), connector, exact(t, time.Second, time.Hour, 2), 10)
+}
+
+func pipelineOver(t *testing.T, sys *actors.System, connector troupe.Service[string, troupe.Service[int, int]], delays backoff.Exponential, maxRestarts int, opts ...reconnect.Option) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
+	t.Helper()
 	var rc *reconnect.Reconnect[int, int]
 	p, err := supervisor.New(sys, "downstream", func(h troupe.Host) (troupe.Service[int, int], error) {
-		r, err := reconnect.New(h, reconnect.Dialer(d.dial), "peer:443", opts...)
+		r, err := reconnect.New(h, connector, "peer:443", opts...)
 		rc = r
 		return r, err
 	}, supervisor.WithBackoff(delays, maxRestarts, time.Minute))
 	require.NoError(t, err)
 	return p, rc
+}
+
+// logBuffer collects what a system logs (as text), for tests that check
+// that a panic no caller was waiting for was reported.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer // guarded by mu
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// loggedSystem returns a test system that logs to l.
+func loggedSystem(t *testing.T, l *logBuffer) *actors.System {
+	return testsys.New(t, actors.WithLogger(slog.New(slog.NewTextHandler(l, nil))))
+}
+
+// exact returns jitter-free delays from min, times mult, at most max.
+func exact(t *testing.T, min, max time.Duration, mult float64) backoff.Exponential {
+	t.Helper()
+	delays, err := backoff.New(min, max, backoff.WithMultiplier(mult))
+	require.NoError(t, err)
+	return delays
 }

@@ -30,9 +30,9 @@ func (notConnected[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 }
 
 // proxy is the stage's inner service for one connection. A readiness error
-// of the connection does not reach the stage (which would break for good,
-// CORE7): the proxy reports the connection broken and the stage waits for
-// the next one (RC4). It is safe for concurrent use.
+// of the connection does not reach the stage (which would break for good):
+// the proxy reports the connection broken and the stage waits for
+// the next one. It is safe for concurrent use.
 type proxy[Req, Res any] struct {
 	in     actors.Inner[Req, Res]
 	gen    uint64

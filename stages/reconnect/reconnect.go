@@ -53,11 +53,16 @@ func (e *ConnectError) Is(target error) bool { return target == ErrConnect }
 // Unwrap returns the connector's error.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// errNilConnection is the error of a dial that returned neither a
+// connection nor an error.
+var errNilConnection = errors.New("reconnect: the connector returned no connection and no error")
+
 // Reconnect is a running reconnect stage: a troupe.Service and a
-// troupe.Closer.
+// troupe.Closer. It is safe for concurrent use.
 type Reconnect[Req, Res any] struct {
 	*actors.Stage[Req, Res]
 	b *behavior[Req, Res]
+	c interface{ Close(context.Context) error }
 }
 
 // Stats counts a Reconnect stage's lifecycle events.
@@ -75,13 +80,29 @@ func (r *Reconnect[Req, Res]) Stats() Stats {
 	return Stats{Connects: r.b.connects.Load(), Failures: r.b.failures.Load(), Restarts: r.b.restarts.Load()}
 }
 
+// Close closes the stage. No connection is made from then on: a dial in
+// progress is cancelled (its context ends) and every request waiting for a
+// connection, or for the backoff before one, gets a *troupe.ClosedError at
+// once. Requests that have a live connection drain through it, as
+// actors.Stage.Close says: Close returns nil when they all did, ctx's error
+// when ctx ended first (those left get a *troupe.ClosedError). Closing the
+// host it runs in (supervisor.Pipeline.Close, actors.System.Shutdown) does
+// the same when it comes to the Reconnect, after the stages spawned after
+// it (the stages outside it) are closed: a host closes the most recent
+// first.
+func (r *Reconnect[Req, Res]) Close(ctx context.Context) error {
+	_ = r.c.Close(ctx) // prompt: it waits for no user code
+	return r.Stage.Close(ctx)
+}
+
 // Option configures a Reconnect.
 type Option func(*options)
 
 type options struct {
-	capacity int
-	timeout  time.Duration
-	onChange func(from, to State)
+	capacity     int
+	timeout      time.Duration
+	healthyAfter time.Duration
+	onChange     func(from, to State)
 }
 
 // Capacity sets the stage's mailbox capacity (default 64).
@@ -91,8 +112,25 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 // timeout).
 func ConnectTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// HealthyAfter sets how long a connection must stay up to count as
+// healthy, which starts the backoff over (default 0: as soon as it is
+// made, as gRPC's backoff starts over once a connection is READY).
+//
+// The supervisor's backoff grows with each failure in a row (a failed dial,
+// a connection that broke before it was healthy) and starts over after a
+// healthy connection: the next dial waits the shortest delay. Its restart
+// intensity still counts every failure, so a peer that accepts connections
+// and drops them at once is given up on after K failures within W (see
+// package supervisor); with HealthyAfter(d), such connections do not reset
+// the backoff, and the delays grow as for a peer that is down.
+func HealthyAfter(d time.Duration) Option { return func(o *options) { o.healthyAfter = d } }
+
 // OnStateChange calls f at every state change, on the stage's actor
-// goroutine: f must not block.
+// goroutine: f must not block. A panic in f is a *troupe.PanicError for the
+// request the change was made for (the request that started a connection,
+// or the first one waiting for it); the change itself stands. A panic at a
+// change no request waits for (Closed, Failed, a restart) is logged through
+// the system's logger.
 func OnStateChange(f func(from, to State)) Option { return func(o *options) { o.onChange = f } }
 
 // Dialer adapts a dial function to a connector.
@@ -102,33 +140,44 @@ func Dialer[Target, Req, Res any](dial func(ctx context.Context, target Target) 
 
 // New spawns a reconnect stage in host h (nil means the default system; a
 // supervisor.Pipeline paces reconnections with backoff) that connects to
-// target with connector.
+// target with connector. A bad configuration (no connector, a Dialer of a
+// nil function, a connect timeout that is not positive, a negative
+// HealthyAfter) is an error matching troupe.ErrBadConfig.
 func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, troupe.Service[Req, Res]], target Target, opts ...Option) (*Reconnect[Req, Res], error) {
 	o := options{capacity: 64, timeout: 20 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if connector == nil || o.timeout <= 0 {
-		return nil, fmt.Errorf("%w: reconnect needs a connector and a positive connect timeout", actors.ErrBadConfig)
+	if connector == nil || o.timeout <= 0 || o.healthyAfter < 0 {
+		return nil, fmt.Errorf("reconnect: need a connector, a positive connect timeout and HealthyAfter >= 0: %w", troupe.ErrBadConfig)
+	}
+	if v, ok := connector.(interface{ Validate() error }); ok { // Dialer(nil)
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("reconnect: connector: %w", err)
+		}
 	}
 	host, err := actors.HostFrom(h)
 	if err != nil {
 		return nil, err
 	}
-	b := &behavior[Req, Res]{onChange: o.onChange, idle: notConnected[Req, Res]{}}
-	// The connection actor is spawned first, so that its host closes it
-	// last: the stage drains into a live connection.
-	c, err := spawnConn(host, connector, target, o.timeout, b)
+	b := &behavior[Req, Res]{onChange: o.onChange, idle: notConnected[Req, Res]{}, log: host.System().Logger()}
+	c, err := newConn(host, connector, target, o, b)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reconnect: %w", err)
 	}
 	b.conn = c
-	b.closeConn = func() { c.closeOnce.Do(func() { c.mb.PostUrgent(stopMsg{}) }) }
 	st, err := actors.Spawn[Req, Res](host, actors.Config{Name: "reconnect", Capacity: o.capacity}, b.idle, b)
 	if err != nil {
-		_ = c.Close(context.Background())
-		return nil, errors.Join(errors.New("reconnect: spawn"), err)
+		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
 	b.st = st
-	return &Reconnect[Req, Res]{Stage: st, b: b}, nil
+	// NOTE: the connection actor is spawned after the stage, so that its host
+	// closes it first (a host closes the most recent first): the dial is
+	// cancelled and the requests waiting for a connection are answered
+	// before the stage drains, as Close does.
+	if err := c.spawn(); err != nil {
+		_ = st.Close(context.Background())
+		return nil, fmt.Errorf("reconnect: spawn: %w", err)
+	}
+	return &Reconnect[Req, Res]{Stage: st, b: b, c: c}, nil
 }
