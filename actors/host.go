@@ -30,6 +30,14 @@ type Host struct {
 	timers  map[*actor.PID]*time.Timer // delayed restarts; guarded by mu
 }
 
+// ClosesFirst is implemented by actors spawned in a host (SpawnActor) whose
+// Close waits for no user code and answers the requests that wait on them:
+// a Reconnect's connection actor, whose Close cancels its dial. Host.Close
+// closes them before the stages, so that stages waiting on them can drain.
+type ClosesFirst interface {
+	ClosesFirst() bool
+}
+
 // stopper is a spawned stage, as its host sees it.
 type stopper interface {
 	Close(ctx context.Context) error
@@ -141,8 +149,18 @@ func (h *Host) Close(ctx context.Context) error {
 	h.timers = nil
 	h.mu.Unlock()
 	var errs []error
+	// Those that close promptly and answer what waits on them go first, so
+	// that the stages above them can drain (a Reconnect's dial would
+	// otherwise keep them waiting until ctx ends).
 	for _, st := range stages {
-		errs = append(errs, st.Close(ctx))
+		if f, ok := st.(ClosesFirst); ok && f.ClosesFirst() {
+			errs = append(errs, st.Close(ctx))
+		}
+	}
+	for _, st := range stages {
+		if f, ok := st.(ClosesFirst); !ok || !f.ClosesFirst() {
+			errs = append(errs, st.Close(ctx))
+		}
 	}
 	stopped := make(chan struct{})
 	h.sys.as.Root.Send(sup, &stopReq{done: stopped})

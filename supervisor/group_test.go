@@ -64,7 +64,7 @@ func TestSUP4_OnePipelinePerDownstreamFailingIndependently(t *testing.T) {
 
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		assert.ErrorIs(t, g.Stop(sctx, "dead"), context.DeadlineExceeded, "it could not drain")
+		assert.NoError(t, g.Stop(sctx, "dead"), "closing its dial answered what waited for it: it drained at once")
 		assert.ErrorIs(t, (<-stuck).Err, troupe.ErrClosed, "stopping one answers what it held")
 		out, err := troupe.Do[string, string](ctx, live, "still")
 		require.NoError(t, err, "and stops only it")

@@ -12,6 +12,8 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
+	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/supervisor"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -110,5 +112,36 @@ func TestCloseDrainsThroughALiveConnection(t *testing.T) {
 		assert.NoError(t, <-closed)
 		assert.Equal(t, reconnect.Closed, rc.State())
 		assert.Equal(t, []time.Duration{0}, d.times())
+	})
+}
+
+// A stage above a Reconnect that dials waits for the requests it passed
+// down: the host closes the connection actor first, so they are answered
+// at once and the stage above drains.
+//
+// spec: HR3, HR2
+func TestHR3_ClosingAPipelineWithStagesAboveADialingReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := testsys.New(t)
+		d := newDialer() // the dial hangs until its context ends
+		p, err := supervisor.New(sys, "downstream", func(h troupe.Host) (troupe.Service[int, int], error) {
+			rc, err := reconnect.New(h, reconnect.Dialer(d.dial), "peer:443", reconnect.ConnectTimeout(time.Hour))
+			if err != nil {
+				return nil, err
+			}
+			return timeout.New[int, int](h, rc, time.Hour)
+		}, supervisor.WithBackoff(exact(t, time.Second, time.Minute, 2), 10, time.Minute))
+		require.NoError(t, err)
+		fut := troupetest.GoTimed[int, int](context.Background(), p, 1)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		require.NoError(t, p.Close(cctx))
+		assert.Zero(t, time.Since(start), "Close did not wait for the dial nor its context")
+		r := <-fut
+		assert.ErrorIs(t, r.Err, troupe.ErrClosed)
+		assert.Equal(t, 10*time.Second, r.Took)
 	})
 }

@@ -182,6 +182,11 @@ func (c *conn[Target, Req, Res]) stopDial() {
 }
 
 // dropped closes a connection that arrived after the actor stopped.
+// ClosesFirst tells the host to close the connection actor before the
+// stages (actors.ClosesFirst): its Close cancels the dial and waits for no
+// user code, so the stages above can drain.
+func (c *conn[Target, Req, Res]) ClosesFirst() bool { return true }
+
 func (c *conn[Target, Req, Res]) dropped(msg any, _ error) {
 	if m, ok := msg.(*dialResult[Req, Res]); ok {
 		closeService(c.log, m.svc)
