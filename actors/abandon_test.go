@@ -72,3 +72,4 @@ func TestHR2_CloseWaitsForRunningCallsThatFinishInTime(t *testing.T) {
 		require.NoError(t, sys.Shutdown(context.Background()))
 	})
 }
+

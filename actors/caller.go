@@ -305,11 +305,9 @@ func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
 	e.leaf = nil
 	ctx := e.Ctx
 	var wc *workCtx
-	if entry := e.root.call.entry; entry != nil {
-		if _, ok := ctx.(CancelledOnClose); !ok {
-			wc = newWorkCtx(ctx, entry.closedCtx)
-			ctx = wc
-		}
+	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
+		wc = newWorkCtx(ctx, entry.closedCtx)
+		ctx = wc
 	}
 	res, err := safeRun(l, ctx, e.Req)
 	if wc != nil {

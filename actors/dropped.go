@@ -13,8 +13,7 @@ import (
 const DefaultDroppedPermitCheck = time.Second
 
 // WithDroppedPermitCheck sets how long a caller may wait for a slot of one
-// of the system's stages, while permits the stage issued are still
-// unspent, before the stage runs the garbage collector so that a dropped
+// of the system's stages that has issued permits (Reserve) before the stage runs the garbage collector so that a dropped
 // permit's capacity comes back: a dropped permit blocks the next caller for
 // about d (plus one collection), whenever the collector would have run by
 // itself. A permit is reclaimed once it, and the permits issued alongside it
@@ -50,24 +49,20 @@ func collectDropped(every time.Duration) {
 // wait for a slot of s; stop it once the wait is over. It returns nil when
 // the check is off.
 //
-// Only permits can be dropped, so a stage with none unspent when the wait
-// starts (the usual case for callers that reserve and call in one step)
-// arms nothing: a loaded stage's waiting callers cost no timer.
+// Only permits can be dropped, so a stage that never issued one (the usual
+// case when callers reserve and call in one step) arms nothing: a loaded
+// stage's waiting callers cost no timer.
 func (s *Stage[Req, Res]) droppedWatch() *time.Timer {
 	d := s.host.sys.droppedCheck
-	if d <= 0 || s.unspent.Load() == 0 {
+	if d <= 0 || !s.issued.Load() {
 		return nil
 	}
-	return time.AfterFunc(d, func() {
-		if s.unspent.Load() > 0 {
-			collectDropped(d)
-		}
-	})
+	return time.AfterFunc(d, func() { collectDropped(d) })
 }
 
-// unspentPermits counts a stage's issued permits not yet called nor
-// released: only while some exist can a slot be held by a dropped one.
-type unspentPermits = atomic.Int64
+// issuedPermits records that a stage issued a permit: set once, then only
+// read, so it costs the permit path a shared load.
+type issuedPermits = atomic.Bool
 
 // PermitDropped reports a permit of the stage that was dropped unused and
 // reclaimed by the garbage collector, through the system's logger.

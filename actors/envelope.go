@@ -66,6 +66,9 @@ type Envelope[Req, Res any] struct {
 	// detached: its leaf work runs on a goroutine of its own (Detach);
 	// owned by the path holder.
 	detached bool
+	// ctxClosed: Ctx is cancelled by a stage on its path when that stage is
+	// closed with the call running (SetCtx); owned by the path holder.
+	ctxClosed bool
 }
 
 // Push puts a frame for h on top of e and returns it. The path holder calls
@@ -153,7 +156,7 @@ func (e *Envelope[Req, Res]) reset() {
 		e.root = nil
 	}
 	e.leaf, e.next, e.unwatch = nil, nil, nil
-	e.detached = false
+	e.detached, e.ctxClosed = false, false
 	e.holder.Store(nil)
 }
 
@@ -168,6 +171,7 @@ func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx con
 	e.root = parent.root
 	e.root.Ref()
 	e.detached = parent.detached
+	e.ctxClosed = parent.ctxClosed && ctx == parent.Ctx
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(1)
 	e.frames[0].hook, e.frames[0].env = h, e
@@ -178,4 +182,14 @@ func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx con
 // NewPool returns a pool of envelopes for NewChild.
 func NewPool[Req, Res any]() *sync.Pool {
 	return &sync.Pool{New: func() any { return new(Envelope[Req, Res]) }}
+}
+
+// SetCtx replaces the context e's request carries below the path holder
+// (path holder only). cancelledOnClose says that the stage making it
+// cancels it itself, with its *troupe.ClosedError, when it is closed while
+// the call still runs (Timeout's contexts): the work then runs with it as
+// it is, and the stage the call entered by does not wrap it again (see
+// workCtx), which saves an allocation per call.
+func (e *Envelope[Req, Res]) SetCtx(ctx context.Context, cancelledOnClose bool) {
+	e.Ctx, e.ctxClosed = ctx, cancelledOnClose
 }

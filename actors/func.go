@@ -101,4 +101,13 @@ func (f *funcInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
 func (f *funcInner[Req, Res]) Unreserve() {}
 
 // Send: the caller of e runs the function.
-func (f *funcInner[Req, Res]) Send(e *Envelope[Req, Res]) { e.HandToCaller((*funcCall[Req, Res])(f)) }
+func (f *funcInner[Req, Res]) Send(e *Envelope[Req, Res]) { e.HandToCaller((*funcLeaf[Req, Res])(f)) }
+
+// funcLeaf is a FuncService handed to a caller to run (Leaf): the caller
+// runs it under recover already (runLeaf).
+type funcLeaf[Req, Res any] FuncService[Req, Res]
+
+func (f *funcLeaf[Req, Res]) Call(ctx context.Context, req Req) (Res, error) { return f.fn(ctx, req) }
+
+// Name names the function in the *troupe.PanicError its panic becomes.
+func (f *funcLeaf[Req, Res]) Name() string { return f.label }

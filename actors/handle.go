@@ -17,8 +17,7 @@ import (
 // outside it uses, are separate views of the same memory, so that neither
 // can be misused through the handle.
 //
-// A caller that waits for a slot while permits of the stage are unspent
-// may find one held by a permit someone dropped: see
+// A caller that waits for a slot of a stage that issues permits may find one held by a permit someone dropped: see
 // WithDroppedPermitCheck for how it comes back.
 func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	ok, err := s.mb.TryReserve()
@@ -64,6 +63,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 		case err != nil:
 			e.Unref() // the path never started
 			e.Unref()
+			s.answered()
 			return zero, err
 		case granted:
 			in.Send(e)
@@ -90,7 +90,9 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // has already reserved (mailbox TryReserve or Reserve): for stage packages
 // that reserve their own way (LoadShed).
 func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
-	s.unspent.Add(1)
+	if !s.issued.Load() {
+		s.issued.Store(true)
+	}
 	return s.permits.Issue((*reservation[Req, Res])(s))
 }
 
@@ -106,7 +108,6 @@ type reservation[Req, Res any] Stage[Req, Res]
 // ctx's error; the request is answered with it wherever it is.
 func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	s := (*Stage[Req, Res])(r)
-	s.unspent.Add(-1)
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
@@ -121,7 +122,6 @@ func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) 
 
 // Release gives a reserved slot back.
 func (r *reservation[Req, Res]) Release() {
-	r.unspent.Add(-1)
 	r.mb.Free()
 }
 

@@ -123,8 +123,8 @@ type Stage[Req, Res any] struct {
 	hold  bool
 
 	permits troupe.PermitSource[Req, Res]
-	unspent unspentPermits // permits issued, not yet called nor released
-	roots   *sync.Pool     // root envelopes for calls made through permits
+	issued  issuedPermits // the stage has issued a permit (droppedWatch)
+	roots   *sync.Pool    // root envelopes for calls made through permits
 
 	// Parking: the request waiting for the inner service.
 	parked     *Envelope[Req, Res]   // actor
@@ -146,7 +146,9 @@ type Stage[Req, Res any] struct {
 	// outcome: a closing stage stops only once there are none, or once
 	// Close's context ends (then their work is abandoned: closedCtx is
 	// cancelled with the close error, see workCtx).
-	waiting   atomic.Int64
+	_         [64]byte     // waiting is written by every call: keep it off the read-mostly fields
+	waiting   atomic.Int64 //
+	_         [56]byte
 	closedCtx context.Context         // cancelled when the stage abandons its callers' work
 	abandon   context.CancelCauseFunc // cancels closedCtx
 

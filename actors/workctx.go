@@ -3,26 +3,16 @@ package actors
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
-
-// CancelledOnClose is implemented by a context that a stage hands down with
-// a request and cancels itself, with its *troupe.ClosedError, when it is
-// closed while the call still runs (Timeout's). The work then runs with
-// that context as it is: the stage the call entered by does not wrap it
-// again (a wrapper costs an allocation per call), since closing a stack
-// closes every stage.
-type CancelledOnClose interface {
-	context.Context
-	CancelledOnClose()
-}
 
 // workCtx is the context the downstream work of a call runs with: the
 // caller's, also cancelled when the stage the call entered by is closed and
 // Close's own context ends before the call finished (the call is abandoned:
 // its work is told to stop, and its Err is that stage's *troupe.ClosedError).
-// It costs one allocation and no goroutine; the channel and the links to the
-// two cancellations are made only if the work asks for Done.
+// It costs no goroutine; the channel and the links to the two
+// cancellations are made only if the work asks for Done.
 type workCtx struct {
 	context.Context                 // the caller's context (or a stage's below it)
 	closed          context.Context // the entry stage's abandon signal; never changed
@@ -31,10 +21,31 @@ type workCtx struct {
 	done   chan struct{}  // made on first Done; guarded by mu
 	stops  [2]func() bool // unlink from the two cancellations; guarded by mu
 	closes bool           // done was closed; guarded by mu
+	linked atomic.Bool    // stops were set: release has work to do
 }
 
+// workCtxSlab hands out work contexts 32 at a time: one allocation for 32
+// calls instead of one each. A handed-out context is never reused (work may
+// keep its context after the call); a slab is freed once all of its
+// contexts are unreachable.
+type workCtxSlab struct {
+	next int // owned by whoever took the slab from the pool
+	ctxs [32]workCtx
+}
+
+var workCtxSlabs sync.Pool
+
 func newWorkCtx(parent, closed context.Context) *workCtx {
-	return &workCtx{Context: parent, closed: closed}
+	sl, _ := workCtxSlabs.Get().(*workCtxSlab)
+	if sl == nil {
+		sl = new(workCtxSlab)
+	}
+	c := &sl.ctxs[sl.next]
+	if sl.next++; sl.next < len(sl.ctxs) {
+		workCtxSlabs.Put(sl)
+	}
+	c.Context, c.closed = parent, closed
+	return c
 }
 
 func (c *workCtx) Deadline() (time.Time, bool) { return c.Context.Deadline() }
@@ -61,6 +72,7 @@ func (c *workCtx) Done() <-chan struct{} {
 				c.stops[0] = context.AfterFunc(c.Context, c.cancel)
 			}
 			c.stops[1] = context.AfterFunc(c.closed, c.cancel)
+			c.linked.Store(true)
 		}
 	}
 	return c.done
@@ -82,7 +94,11 @@ func (c *workCtx) closeLocked() {
 
 // release unlinks the context from the two cancellations once the work is
 // over, so that a long-lived stage does not keep a registration per call.
+// It costs an atomic load when the work never asked for Done.
 func (c *workCtx) release() {
+	if !c.linked.Load() {
+		return
+	}
 	c.mu.Lock()
 	stops := c.stops
 	c.stops = [2]func() bool{}

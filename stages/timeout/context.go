@@ -30,11 +30,6 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-// CancelledOnClose marks the context as one the stage cancels itself when
-// it is closed with the call still running (actors.CancelledOnClose): the
-// work then runs with it as it is.
-func (c *callCtx) CancelledOnClose() {}
-
 func (c *callCtx) Deadline() (time.Time, bool) {
 	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
 		return d, true

@@ -111,8 +111,8 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 			return err
 		}
 	}
-	e.Ctx = ctx
-	e.Ref() // the list's reference
+	e.SetCtx(ctx, true) // the stage cancels it when closed with the call running
+	e.Ref()             // the list's reference
 	deadline := b.clock.Now().Add(b.d)
 	b.mu.Lock()
 	if t := b.calls.Back(); t != nil && deadline.Before(t.Deadline) {
