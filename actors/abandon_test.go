@@ -72,4 +72,3 @@ func TestHR2_CloseWaitsForRunningCallsThatFinishInTime(t *testing.T) {
 		require.NoError(t, sys.Shutdown(context.Background()))
 	})
 }
-
