@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/limit"
@@ -23,7 +22,7 @@ import (
 // mailboxed is what every stage offers for its counters.
 type mailboxed interface {
 	troupe.Closer
-	Mailbox() *mailbox.Mailbox
+	troupe.StageInfo
 }
 
 // Every stage with a Capacity option reads it the same way: 0 is no limit
@@ -67,7 +66,7 @@ func TestHR4_CapacityMeansTheSameOnEveryStage(t *testing.T) {
 			for n, want := range map[int]int{0: actors.MaxCapacity, 7: 7} {
 				s, err := spawn(n)
 				require.NoError(t, err, "capacity %d", n)
-				assert.Equal(t, want, s.Mailbox().Stats().Capacity, "capacity %d", n)
+				assert.Equal(t, want, s.Stats().Capacity, "capacity %d", n)
 				require.NoError(t, s.Close(context.Background()))
 			}
 		})

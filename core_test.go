@@ -35,8 +35,8 @@ func TestCORE1_ReserveWaitsAndHonoursContext(t *testing.T) {
 		_, err = b.Reserve(dctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, time.Second, time.Since(start))
-		assert.Equal(t, 1, b.Mailbox().Stats().Used, "the failed reservation holds nothing")
-		assert.Equal(t, 0, b.Mailbox().Stats().Waiting)
+		assert.Equal(t, 1, b.Stats().Used, "the failed reservation holds nothing")
+		assert.Equal(t, 0, b.Stats().Waiting)
 
 		// Cancellation by another goroutine ends the wait the same way.
 		cctx, ccancel := context.WithCancel(ctx)
@@ -46,10 +46,10 @@ func TestCORE1_ReserveWaitsAndHonoursContext(t *testing.T) {
 			done <- err
 		}()
 		synctest.Wait()
-		assert.Equal(t, 1, b.Mailbox().Stats().Waiting)
+		assert.Equal(t, 1, b.Stats().Waiting)
 		ccancel()
 		assert.ErrorIs(t, <-done, context.Canceled)
-		assert.Equal(t, 1, b.Mailbox().Stats().Used)
+		assert.Equal(t, 1, b.Stats().Used)
 
 		// A waiter gets the slot as soon as it is released.
 		go func() {
@@ -62,7 +62,7 @@ func TestCORE1_ReserveWaitsAndHonoursContext(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, p.Release())
 		assert.NoError(t, <-done)
-		assert.Equal(t, 0, b.Mailbox().Stats().Used)
+		assert.Equal(t, 0, b.Stats().Used)
 	})
 }
 
@@ -167,7 +167,7 @@ func TestCORE3_PermitUsedAtMostOnce(t *testing.T) {
 	assert.Equal(t, 1, wins)
 	assert.Equal(t, 15, used)
 	assert.EqualValues(t, 2, c.calls.Load())
-	assert.Equal(t, 0, b.Mailbox().Stats().Used)
+	assert.Equal(t, 0, b.Stats().Used)
 }
 
 // spec: CORE5
@@ -181,9 +181,10 @@ func TestCORE5_CopyCarriesNoReservation(t *testing.T) {
 	// A copy of the handle shares the stage but holds no reservation: the
 	// only slot is still taken, so the copy cannot reserve it.
 	cp := *b
-	ok, err := cp.Mailbox().TryReserve()
-	require.NoError(t, err)
-	assert.False(t, ok)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = cp.Reserve(done)
+	assert.ErrorIs(t, err, context.Canceled)
 
 	// A copy of the permit is the same reservation: still used once.
 	q := *p
@@ -206,7 +207,7 @@ func TestCORE8_DoReservesCallsAndReturns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 41, v)
 	assert.EqualValues(t, 1, c.calls.Load())
-	assert.Equal(t, 0, b.Mailbox().Stats().Used)
+	assert.Equal(t, 0, b.Stats().Used)
 
 	require.NoError(t, b.Close(context.Background()))
 	_, err = troupe.Do[int, int](context.Background(), b, 1)

@@ -65,12 +65,13 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		}
 	}
 	st := &Stack[Req, Res]{Service: inner}
+	names := &stackNames{}
 	for i := len(b.layers) - 1; i >= 0; i-- {
 		if b.layers[i] == nil {
 			_ = st.Close(context.Background())
 			return nil, fmt.Errorf("troupe: Build: layer %d is nil: %w", i, ErrBadConfig)
 		}
-		svc, err := b.layers[i].Layer(h, st.Service)
+		svc, err := b.layers[i].Layer(StageHost{Host: h, names: names, pos: i + 1}, st.Service)
 		if err != nil {
 			_ = st.Close(context.Background())
 			return nil, err
@@ -83,7 +84,11 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		if c, ok := svc.(Closer); ok {
 			st.stages = append(st.stages, c)
 		}
+		if si, ok := svc.(StageInfo); ok {
+			st.infos = append(st.infos, si)
+		}
 	}
+	names.resolve()
 	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
 		st.call = o.ReserveAndCall // looked up once, not on every call
 	}
@@ -95,7 +100,8 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 // It is safe for concurrent use.
 type Stack[Req, Res any] struct {
 	Service[Req, Res]
-	stages []Closer // innermost first; set by Build, then read-only
+	stages []Closer    // innermost first; set by Build, then read-only
+	infos  []StageInfo // innermost first; set by Build, then read-only
 	// The outermost service's ReserveAndCall, if it has one; set by Build.
 	call func(context.Context, Req) (Res, error)
 }
@@ -116,4 +122,24 @@ func (s *Stack[Req, Res]) Close(ctx context.Context) error {
 		errs = append(errs, s.stages[i].Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// Stats returns the snapshot of the stage named name (see StageHost for how
+// a stack's stages are named), and whether the stack has one.
+func (s *Stack[Req, Res]) Stats(name string) (Stats, bool) {
+	for _, si := range s.infos {
+		if si.Name() == name {
+			return si.Stats(), true
+		}
+	}
+	return Stats{}, false
+}
+
+// Stages returns a snapshot of every stage of the stack, outermost first.
+func (s *Stack[Req, Res]) Stages() []Stats {
+	out := make([]Stats, 0, len(s.infos))
+	for i := len(s.infos) - 1; i >= 0; i-- {
+		out = append(out, s.infos[i].Stats())
+	}
+	return out
 }

@@ -74,8 +74,8 @@ func TestL1_StagesStackInOrderAndCloseOutermostFirst(t *testing.T) {
 	require.Len(t, built, 2)
 	inner, outer := built[0], built[1] // the innermost is built first, over mock
 	assert.Same(t, outer, st.Service, "the first layer added is the outermost")
-	assert.Equal(t, 1, outer.Mailbox().Stats().Capacity)
-	assert.Equal(t, 2, inner.Mailbox().Stats().Capacity)
+	assert.Equal(t, 1, outer.Stats().Capacity)
+	assert.Equal(t, 2, inner.Stats().Capacity)
 
 	h.Allow(1)
 	done := make(chan error)

@@ -41,6 +41,9 @@ type InnerSider[Req, Res any] interface {
 // AsInner returns svc's Inner side: the view it offers, svc itself when it
 // implements Inner, otherwise an adapter (see Adapt).
 func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
+	if h, ok := svc.(handled[Req, Res]); ok {
+		return h.actorsInner()
+	}
 	if s, ok := svc.(InnerSider[Req, Res]); ok {
 		return s.ActorsInner()
 	}

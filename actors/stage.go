@@ -194,7 +194,11 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	if cfg.Name == "" {
 		cfg.Name = "stage"
 	}
-	s := &Stage[Req, Res]{
+	s := &Stage[Req, Res]{}
+	if sh, ok := h.(troupe.StageHost); ok {
+		cfg.Name = sh.Claim(cfg.Name, func(name string) { s.name = name })
+	}
+	*s = Stage[Req, Res]{
 		name:       cfg.Name,
 		host:       host,
 		inner:      AsInner(inner),

@@ -120,6 +120,11 @@ func (s *System) forgetHost(h *Host) {
 // a System, a Host itself, or the Default system's root host for nil.
 func HostFrom(h troupe.Host) (*Host, error) {
 	switch h := h.(type) {
+	case troupe.StageHost:
+		if h.Host == nil {
+			return Default().root, nil
+		}
+		return HostFrom(h.Host)
 	case nil:
 		return Default().root, nil
 	case *System:

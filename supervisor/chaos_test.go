@@ -156,9 +156,9 @@ func TestChaos_HundredThousandRequestsEightDownstreams(t *testing.T) {
 	assert.Equal(t, f.dialFailures.Load(), connectErr.Load(), "each failed dial answered the request that waited for it")
 	assert.Equal(t, f.panics.Load(), restartErr.Load(), "each panic answered the request in hand")
 
-	var st reconnect.Stats
+	var st reconnect.Counters
 	for _, rc := range rcs {
-		s := rc.Stats()
+		s := rc.Counters()
 		st.Connects += s.Connects
 		st.Failures += s.Failures
 		st.Restarts += s.Restarts

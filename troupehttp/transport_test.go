@@ -155,14 +155,14 @@ func TestTransport_LimitOf5Holds50ConcurrentRequests(t *testing.T) {
 		mu.Lock()
 		at := arrived
 		mu.Unlock()
-		if at+lim.Mailbox().Stats().Waiting == total {
+		if at+lim.Stats().Waiting == total {
 			assert.Equal(t, n, at, "requests at the server while the rest wait at the limit")
 			break
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("requests never settled: %d at the server, %+v at the limit", at, lim.Mailbox().Stats())
+			t.Fatalf("requests never settled: %d at the server, %+v at the limit", at, lim.Stats())
 		}
 	}
 	releaseAll()

@@ -129,7 +129,7 @@ func run(ctx context.Context, w io.Writer, cfg config) (err error) {
 
 	var t tally
 	start := time.Now()
-	p := startProgress(w, isTerminal(w), func() string { return progressLine(time.Since(start), &t, stack.limit, srv, cfg) })
+	p := startProgress(w, isTerminal(w), func() string { return progressLine(time.Since(start), &t, stack, srv, cfg) })
 	send(ctx, stack, srv.url, cfg, &t)
 	elapsed := time.Since(start)
 	p.finish()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe"
 )
 
 // progress shows how a run goes while it lasts. On a terminal it rewrites
@@ -72,8 +72,9 @@ func (p *progress) write(line string) {
 // last period. It fits in 80 columns with the default flags: a line that
 // wraps cannot be rewritten with \r. The counts are read at slightly
 // different moments: waiting is an estimate.
-func progressLine(elapsed time.Duration, t *tally, lim *limit.Limit[request, response], srv *server, cfg config) string {
-	done, inFlight := t.count(), cfg.concurrency-lim.Available()
+func progressLine(elapsed time.Duration, t *tally, st *troupe.Stack[request, response], srv *server, cfg config) string {
+	lim, _ := st.Stats("limit") // its slots in use: the sessions in flight
+	done, inFlight := t.count(), lim.Used
 	retries, recent := srv.now(cfg.per)
 	return fmt.Sprintf("%5.1fs  %d/%d done, %d in flight, %d waiting, %d retries, rate %d/%v (limit %d)",
 		elapsed.Seconds(), done, cfg.requests, inFlight, max(cfg.requests-done-inFlight, 0), retries, recent, cfg.per, cfg.rate)

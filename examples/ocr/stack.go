@@ -48,50 +48,22 @@ func (c config) stackLine() string {
 		c.concurrency, c.timeout, c.retries, c.backoff, r.Num, r.Per, c.spacing())
 }
 
-// pipeline is the seed's stack, built, with the stages the program looks
-// at (a built Stack does not expose its stages: the layers keep them).
-type pipeline struct {
-	*troupe.Stack[request, response]
-	limit *limit.Limit[request, response] // its permits in use: in flight
-}
-
 // buildStack builds the seed's stack. The first layer added is the
 // outermost.
-func buildStack(h troupe.Host, hc *http.Client, cfg config) (*pipeline, error) {
+func buildStack(h troupe.Host, hc *http.Client, cfg config) (*troupe.Stack[request, response], error) {
 	bo, err := backoff.New(cfg.backoff, max(cfg.backoff, cfg.timeout)) // x2 each time, no jitter
 	if err != nil {
 		return nil, err
 	}
-	// The stages inside the limit never hold more than it lets in; their
-	// mailboxes must not be smaller, or they would limit instead.
-	capacity := max(64, cfg.concurrency)
-	p := &pipeline{}
-	p.Stack, err = troupe.NewBuilder[request, response]().
-		Layer(keep(&p.limit, func(h troupe.Host, in service) (*limit.Limit[request, response], error) {
-			return limit.New(h, in, cfg.concurrency) // limit.Layer, keeping the stage
-		})).
-		Layer(timeout.Layer[request, response](cfg.timeout, timeout.Capacity(capacity))).
-		Layer(retry.Layer[request, response](troupehttp.RetryPolicy(cfg.retries, bo), retry.Capacity(capacity))).
-		Layer(ratelimit.Layer[request, response](cfg.limiterRate(), ratelimit.Smooth(1), ratelimit.Capacity(capacity))).
+	// The stages inside the limit set no limit of their own: they admit
+	// what it lets in. The stages are named by kind ("limit", "timeout"...):
+	// the progress line reads the limit's Stats by name.
+	return troupe.NewBuilder[request, response]().
+		Layer(limit.Layer[request, response](cfg.concurrency)).
+		Layer(timeout.Layer[request, response](cfg.timeout)).
+		Layer(retry.Layer[request, response](troupehttp.RetryPolicy(cfg.retries, bo))).
+		Layer(ratelimit.Layer[request, response](cfg.limiterRate(), ratelimit.Smooth(1))).
 		Build(h, troupehttp.Client(hc))
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-type service = troupe.Service[request, response]
-
-// keep is a layer that builds its stage with build and keeps it in *dst.
-func keep[S service](dst *S, build func(troupe.Host, service) (S, error)) troupe.Layer[request, response] {
-	return troupe.LayerFunc[request, response](func(h troupe.Host, inner service) (service, error) {
-		s, err := build(h, inner)
-		if err != nil {
-			return nil, err
-		}
-		*dst = s
-		return s, nil
-	})
 }
 
 // job is one image to read.

@@ -56,7 +56,7 @@ func main() {
 type summary struct {
 	ok, failed int
 	states     []reconnect.State
-	stats      reconnect.Stats
+	stats      reconnect.Counters
 }
 
 func run(ctx context.Context, w io.Writer, cfg config) error {
@@ -131,7 +131,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	logf("server is back on %s", addr)
 	phase(cfg.after)
 
-	s.stats = rc.Stats()
+	s.stats = rc.Counters()
 	fmt.Fprintf(w, "summary: %d ok, %d failed; states %v; %d connects, %d failures, %d restarts\n",
 		s.ok, s.failed, joinStates(s.states), s.stats.Connects, s.stats.Failures, s.stats.Restarts)
 	if s.ok == 0 || s.stats.Connects < 2 {

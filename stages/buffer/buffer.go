@@ -8,8 +8,9 @@ import (
 )
 
 // Buffer is a running buffer stage: a troupe.Service and a troupe.Closer.
+// It is safe for concurrent use.
 type Buffer[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 }
 
 // ErrBadCapacity is matched by the error for a buffer capacity below 1 or above actors.MaxCapacity; it matches
@@ -26,7 +27,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], capacity i
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
-	return &Buffer[Req, Res]{st}, nil
+	return &Buffer[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that puts a buffer of the given capacity over the

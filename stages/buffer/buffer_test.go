@@ -55,7 +55,7 @@ func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 		c := troupetest.Go(ctx, b, "c")
 		synctest.Wait()
 		assert.Equal(t, 1, h.Waiting(), "the worker waits for the inner service")
-		assert.Equal(t, 1, b.Mailbox().Stats().Queued, "and has not taken the next message")
+		assert.Equal(t, 1, b.Stats().Queued, "and has not taken the next message")
 		assert.Zero(t, h.Calls())
 
 		h.Allow(1)
@@ -63,7 +63,7 @@ func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 		assert.Equal(t, "a", req.Value)
 		synctest.Wait()
 		assert.Equal(t, 1, h.Waiting(), "c is taken only now, and waits for readiness in turn")
-		assert.Equal(t, 0, b.Mailbox().Stats().Queued)
+		assert.Equal(t, 0, b.Stats().Queued)
 		req.Respond("A")
 		h.Allow(1)
 		req = h.Next(ctx)
@@ -85,7 +85,7 @@ func TestB3_CallerAwaitsTheResponseNotTheWorker(t *testing.T) {
 		reqC := h.Next(ctx) // reached the inner service while "slow" is still unanswered
 		assert.Equal(t, "fast", reqC.Value)
 		synctest.Wait()
-		assert.Equal(t, 0, b.Mailbox().Stats().Used, "the worker holds neither request: it moved on")
+		assert.Equal(t, 0, b.Stats().Used, "the worker holds neither request: it moved on")
 		reqC.Respond("done fast")
 		assert.Equal(t, troupetest.Result[string]{Value: "done fast"}, <-c)
 		select {
@@ -133,7 +133,7 @@ func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "buffer", ce.Service)
 		synctest.Wait()
-		assert.Equal(t, 0, b.Mailbox().Stats().Used)
+		assert.Equal(t, 0, b.Stats().Used)
 	})
 }
 

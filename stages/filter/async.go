@@ -12,7 +12,7 @@ import (
 // AsyncFilter is a running filter stage with an asynchronous check: a
 // troupe.Service and a troupe.Closer. It is safe for concurrent use.
 type AsyncFilter[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 	b *asyncBehavior[Req, Res]
 }
 
@@ -33,7 +33,7 @@ func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check
 	if err != nil {
 		return nil, fmt.Errorf("asyncfilter: %w", err)
 	}
-	return &AsyncFilter[Req, Res]{Stage: st, b: b}, nil
+	return &AsyncFilter[Req, Res]{Handle: actors.NewHandle(st, nil, nil), b: b}, nil
 }
 
 // AsyncLayer returns a layer that puts an AsyncFilter with check over the

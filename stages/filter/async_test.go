@@ -39,7 +39,7 @@ func TestF2_InnerIsCalledOnlyAfterTheCheckPasses(t *testing.T) {
 		time.Sleep(time.Minute) // the check takes its time
 		assert.Nil(t, h.TryNext(), "no inner call while the check runs")
 		assert.Equal(t, 1, f.Checking())
-		assert.Equal(t, 1, f.Mailbox().Stats().Used, "the request keeps its slot during the check")
+		assert.Equal(t, 1, f.Stats().Used, "the request keeps its slot during the check")
 		cc.pass(20)
 		req := h.Next(ctx)
 		assert.Equal(t, 20, req.Value, "the check's rewritten request is sent (F3)")
@@ -54,7 +54,7 @@ func TestF2_InnerIsCalledOnlyAfterTheCheckPasses(t *testing.T) {
 		synctest.Wait()
 		assert.EqualValues(t, 1, h.Calls(), "a rejected request never reaches the inner service")
 		assert.Zero(t, f.Checking())
-		assert.Zero(t, f.Mailbox().Stats().Used)
+		assert.Zero(t, f.Stats().Used)
 	})
 }
 
@@ -76,7 +76,7 @@ func TestF2_ChecksRunOffTheActorAndAreBoundedByCapacity(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 3, f.Checking())
 		assert.Len(t, c.calls, 0, "the fourth request is not being checked")
-		assert.Equal(t, 1, f.Mailbox().Stats().Waiting, "its caller waits for a slot")
+		assert.Equal(t, 1, f.Stats().Waiting, "its caller waits for a slot")
 
 		for i := len(ccs) - 1; i >= 0; i-- { // answered in any order
 			ccs[i].pass(ccs[i].v + 100)
@@ -114,7 +114,7 @@ func TestF2_CheckIsContextAware(t *testing.T) {
 		assert.Equal(t, time.Second, r.Took)
 		synctest.Wait()
 		assert.Zero(t, f.Checking())
-		assert.Zero(t, f.Mailbox().Stats().Used)
+		assert.Zero(t, f.Stats().Used)
 
 		// A check that ignores its context and passes late: the request's
 		// context ended, so it is answered with the context's error and the
@@ -130,7 +130,7 @@ func TestF2_CheckIsContextAware(t *testing.T) {
 		cc.pass(4)
 		synctest.Wait()
 		assert.Zero(t, f.Checking())
-		assert.Zero(t, f.Mailbox().Stats().Used)
+		assert.Zero(t, f.Stats().Used)
 		assert.Zero(t, h.Calls(), "never reached the inner service")
 	})
 }
@@ -153,7 +153,7 @@ func TestF2_ChecksPassingWhileTheInnerIsNotReadyWaitTheirTurn(t *testing.T) {
 			cc.pass(cc.v * 10)
 		}
 		synctest.Wait()
-		st := f.Mailbox().Stats()
+		st := f.Stats()
 		assert.Equal(t, 4, st.Used, "all four keep their slots: one waits for the inner service, three in line behind it")
 		assert.Equal(t, 0, st.Queued, "none went back to the mailbox")
 		assert.Equal(t, 1, h.Waiting())
@@ -209,7 +209,7 @@ func TestF2_CloseWaitsForChecksThenFailsThem(t *testing.T) {
 		<-cc.ctx.Done()
 		synctest.Wait()
 		assert.Zero(t, g.Checking())
-		assert.Zero(t, g.Mailbox().Stats().Used)
+		assert.Zero(t, g.Stats().Used)
 	})
 }
 
@@ -232,7 +232,7 @@ func TestF2_RestartAnswersChecksInFlightOnce(t *testing.T) {
 		<-cb.ctx.Done() // the other check was cancelled; its late result is ignored
 		synctest.Wait()
 		assert.Zero(t, f.Checking())
-		assert.Zero(t, f.Mailbox().Stats().Used)
+		assert.Zero(t, f.Stats().Used)
 
 		h.Allow(1)
 		d := troupetest.GoTimed[int, int](ctx, f, 3)

@@ -10,7 +10,7 @@ import (
 // Filter is a running filter stage with a synchronous predicate: a
 // troupe.Service and a troupe.Closer. It is safe for concurrent use.
 type Filter[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 }
 
 // Option configures a Filter or an AsyncFilter.
@@ -47,7 +47,7 @@ func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], pred
 	if err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
 	}
-	return &Filter[Req, Res]{st}, nil
+	return &Filter[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that puts a Filter with predicate over the service

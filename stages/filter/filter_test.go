@@ -50,7 +50,7 @@ func TestF1_RejectedRequestReturnsThePredicatesErrorAndNeverReachesTheInner(t *t
 		synctest.Wait()
 		assert.Zero(t, h.Calls(), "the inner service was never called")
 		assert.Equal(t, 10, h.Allowed(), "nor asked for readiness")
-		assert.Zero(t, f.Mailbox().Stats().Used)
+		assert.Zero(t, f.Stats().Used)
 	})
 }
 
@@ -64,7 +64,7 @@ func TestF1_ReadinessPassesThrough(t *testing.T) {
 		assert.Equal(t, 1, h.Waiting(), "the stage waits for the inner service")
 		b := troupetest.GoTimed[int, int](ctx, f, 4)
 		synctest.Wait()
-		st := f.Mailbox().Stats()
+		st := f.Stats()
 		assert.Equal(t, 2, st.Used)
 		assert.Equal(t, 1, st.Queued, "and takes no further work meanwhile")
 		tctx, cancel := context.WithTimeout(ctx, time.Second)

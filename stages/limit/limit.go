@@ -13,8 +13,9 @@ var ErrBadLimit = fmt.Errorf("%w: concurrency limit must be at least 1", actors.
 
 // Limit is a running concurrency-limit stage: a troupe.Service and a
 // troupe.Closer.
+// It is safe for concurrent use.
 type Limit[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 }
 
 // New spawns a stage that lets at most n requests be in flight below it, in
@@ -28,7 +29,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*L
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)
 	}
-	return &Limit[Req, Res]{st}, nil
+	return &Limit[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that limits the requests in flight below it to n.
@@ -41,6 +42,6 @@ func Layer[Req, Res any](n int) troupe.Layer[Req, Res] {
 // Available reports how many permits are free: the limit minus those
 // reserved and those whose outcome is not yet delivered.
 func (l *Limit[Req, Res]) Available() int {
-	s := l.Mailbox().Stats()
+	s := l.Stats()
 	return s.Capacity - s.Used
 }

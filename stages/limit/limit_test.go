@@ -37,7 +37,7 @@ func TestC1_C2_PermitHeldUntilTheOutcomeIsDelivered(t *testing.T) {
 
 		c := troupetest.Go(ctx, l, 3)
 		synctest.Wait()
-		assert.Equal(t, 1, l.Mailbox().Stats().Waiting, "the third waits for a permit")
+		assert.Equal(t, 1, l.Stats().Waiting, "the third waits for a permit")
 		assert.Zero(t, h.TryNext(), "and the inner service was not asked")
 
 		reqs[0].Respond(reqs[0].Value)
@@ -131,9 +131,10 @@ func TestC3_CopySharesTheSemaphoreButHoldsNoPermit(t *testing.T) {
 		require.NoError(t, err)
 		cp := *l
 		assert.Equal(t, 0, cp.Available(), "the copy sees the same semaphore")
-		ok, err := cp.Mailbox().TryReserve()
-		require.NoError(t, err)
-		assert.False(t, ok, "and holds no permit of its own")
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = cp.Reserve(done)
+		assert.ErrorIs(t, err, context.Canceled, "and holds no permit of its own")
 		require.NoError(t, p.Release())
 		assert.Equal(t, 1, cp.Available())
 	})

@@ -11,17 +11,14 @@ import (
 // the stage or is shed. NOTE: Send relies on actors.Stage.Send expecting a
 // slot reserved in the stage's mailbox (actors/handle.go).
 
-// ActorsInner returns the LoadShed's Inner side (actors.AsInner finds it).
-func (l *LoadShed[Req, Res]) ActorsInner() actors.Inner[Req, Res] { return (*shedInner[Req, Res])(l) }
-
 // shedInner is the LoadShed seen by the stage outside it.
 type shedInner[Req, Res any] LoadShed[Req, Res]
 
 // TryReserve reports ready without taking a slot; once the stage is closed
 // it returns the close error, so the outer stage stops using it (CORE7).
 func (l *shedInner[Req, Res]) TryReserve() (bool, error) {
-	if l.Mailbox().Closed() {
-		return false, l.Mailbox().CloseErr()
+	if l.st.Mailbox().Closed() {
+		return false, l.st.Mailbox().CloseErr()
 	}
 	return true, nil
 }
@@ -39,9 +36,9 @@ func (l *shedInner[Req, Res]) Unreserve() {}
 // when the stage is full, answers e with ErrOverloaded at once (LS2); once
 // the stage is closed, e is answered with the close error.
 func (l *shedInner[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
-	ok, err := l.Mailbox().TryReserve()
+	ok, err := l.st.Mailbox().TryReserve()
 	if ok {
-		l.Stage.ActorsInner().Send(e)
+		l.st.ActorsInner().Send(e)
 		return
 	}
 	if err == nil {
@@ -51,4 +48,3 @@ func (l *shedInner[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 	e.Answer(zero, err)
 }
 
-var _ actors.InnerSider[int, int] = (*LoadShed[int, int])(nil)

@@ -16,7 +16,8 @@ const DefaultCapacity = 1
 // troupe.Closer, and an actors.Inner that is always ready to the stage
 // outside it. It is safe for concurrent use.
 type LoadShed[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
+	st *actors.Stage[Req, Res]
 	shed troupe.PermitSource[Req, Res] // overloaded permits: no slot
 }
 
@@ -42,7 +43,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("loadshed: %w", err)
 	}
-	return &LoadShed[Req, Res]{Stage: st}, nil
+	l := &LoadShed[Req, Res]{st: st}
+	l.Handle = actors.NewHandle(st, (*shedInner[Req, Res])(l), nil)
+	return l, nil
 }
 
 // Layer returns a layer that puts a LoadShed over the service inside it.
@@ -62,12 +65,12 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ok, err := l.Mailbox().TryReserve()
+	ok, err := l.st.Mailbox().TryReserve()
 	switch {
 	case err != nil:
 		return nil, err
 	case ok:
-		return l.Stage.Permit(), nil
+		return l.st.Permit(), nil
 	default:
 		return l.shed.Issue(overloaded[Req, Res]{}), nil
 	}

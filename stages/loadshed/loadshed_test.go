@@ -33,7 +33,7 @@ func TestLS1_ReserveIsAlwaysImmediate(t *testing.T) {
 		a := troupetest.GoTimed[int, int](ctx, ls, 1) // the inner is not ready: a waits in the stage's only slot
 		synctest.Wait()
 		require.Equal(t, 1, h.Waiting())
-		require.Equal(t, 1, ls.Mailbox().Stats().Used)
+		require.Equal(t, 1, ls.Stats().Used)
 
 		start := time.Now()
 		for range 3 {
@@ -42,7 +42,7 @@ func TestLS1_ReserveIsAlwaysImmediate(t *testing.T) {
 			require.NoError(t, p.Release(), "an overloaded permit can be released")
 		}
 		assert.Zero(t, time.Since(start), "and never waits")
-		st := ls.Mailbox().Stats()
+		st := ls.Stats()
 		assert.Equal(t, 1, st.Used, "overloaded permits hold no slot")
 		assert.Zero(t, st.Waiting)
 
@@ -62,7 +62,7 @@ func TestLS1_ReserveIsAlwaysImmediate(t *testing.T) {
 		cancel()
 		_, err := ls.Reserve(cctx)
 		assert.ErrorIs(t, err, context.Canceled, "a done context still says so")
-		assert.Zero(t, ls.Mailbox().Stats().Used)
+		assert.Zero(t, ls.Stats().Used)
 	})
 }
 
@@ -125,7 +125,7 @@ func TestLS2_CallWhileNotReadyIsShedWithoutTouchingTheInner(t *testing.T) {
 		synctest.Wait()
 		assert.Zero(t, h.Calls(), "the inner service never saw a shed request")
 		assert.Equal(t, 1, h.Waiting(), "nor was asked for readiness for one: only a's wait")
-		assert.Equal(t, 1, ls.Mailbox().Stats().Used)
+		assert.Equal(t, 1, ls.Stats().Used)
 
 		h.Allow(1)
 		h.Next(ctx).Respond(1)

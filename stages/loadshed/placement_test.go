@@ -69,7 +69,7 @@ func TestLS3_LimitOutsideLoadShedNeverSheds(t *testing.T) {
 			rest = append(rest, troupetest.GoTimed[int, int](ctx, st, 2+i))
 		}
 		synctest.Wait()
-		assert.Equal(t, 3, lim.Mailbox().Stats().Waiting, "the other callers just wait at the limit")
+		assert.Equal(t, 3, lim.Stats().Waiting, "the other callers just wait at the limit")
 		time.Sleep(time.Minute)
 		reqA.Respond(1)
 		assert.Equal(t, 1, (<-a).Value)
@@ -99,15 +99,15 @@ func TestLoadShedInsideAnotherStageIsAlwaysReady(t *testing.T) {
 
 		a := troupetest.GoTimed[int, int](ctx, st, 1)
 		synctest.Wait()
-		assert.Equal(t, 1, ls.Mailbox().Stats().Used, "a waits in LoadShed for the inner service")
-		assert.Equal(t, 0, buf.Mailbox().Stats().Used, "the buffer never waited for LoadShed")
+		assert.Equal(t, 1, ls.Stats().Used, "a waits in LoadShed for the inner service")
+		assert.Equal(t, 0, buf.Stats().Used, "the buffer never waited for LoadShed")
 		for i := range 3 {
 			r := <-troupetest.GoTimed[int, int](ctx, st, 2+i)
 			assert.ErrorIs(t, r.Err, loadshed.ErrOverloaded)
 			assert.Zero(t, r.Took)
 		}
 		assert.Zero(t, h.Calls())
-		assert.Equal(t, 0, buf.Mailbox().Stats().Used)
+		assert.Equal(t, 0, buf.Stats().Used)
 
 		h.Allow(1)
 		h.Next(ctx).Respond(1)

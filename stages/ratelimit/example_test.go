@@ -25,14 +25,13 @@ func ExampleNew() {
 	}
 	// The second call spent the window's last unit: a third caller would
 	// wait for the next window, an hour away.
-	ready, _ := rl.Mailbox().TryReserve()
-	fmt.Println("limited:", rl.Limited(), "ready:", ready, "remaining:", rl.Snapshot().Remaining)
+	fmt.Println("limited:", rl.Limited(), "remaining:", rl.Snapshot().Remaining)
 
 	_, err = ratelimit.New[string, string](sys, echo, ratelimit.Rate{Num: 0, Per: time.Second})
 	fmt.Println(err)
 	// Output:
 	// a <nil>
 	// b <nil>
-	// limited: true ready: false remaining: 0
+	// limited: true remaining: 0
 	// troupe: bad configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s
 }

@@ -89,6 +89,6 @@ func TestNewStageOverInnerAndHost(t *testing.T) {
 	rl, err := ratelimit.New[int, int](sys, f, perSecond(7), ratelimit.Capacity(3), ratelimit.Smooth(2))
 	require.NoError(t, err)
 	assert.Equal(t, perSecond(7), rl.Rate())
-	assert.Equal(t, 3, rl.Mailbox().Stats().Capacity)
+	assert.Equal(t, 3, rl.Stats().Capacity)
 	assert.Equal(t, "ratelimit", rl.Name())
 }

@@ -13,7 +13,7 @@ import (
 // of its handle (tower's RateLimit cannot be shared across clones; this
 // one is a single actor). It is safe for concurrent use.
 type RateLimit[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 	b    *behavior[Req, Res]
 	rate Rate
 }
@@ -53,7 +53,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 		return nil, fmt.Errorf("ratelimit: %w", err)
 	}
 	b.attach(st)
-	return &RateLimit[Req, Res]{Stage: st, b: b, rate: r}, nil
+	rl := &RateLimit[Req, Res]{b: b, rate: r}
+	rl.Handle = actors.NewHandle(st, nil, func() any { return rl.Snapshot() })
+	return rl, nil
 }
 
 // build checks the configuration and makes its limiter.

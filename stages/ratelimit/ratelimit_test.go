@@ -63,9 +63,10 @@ func TestRL2_LastUnitGoesAndLimitsUntilTheWindowEnds(t *testing.T) {
 		assert.Equal(t, durations(ms, 0, 0), rec.times(), "both calls went at once")
 		assert.True(t, rl.Limited(), "the call that spent the last unit went, and limited the stage")
 		assert.Equal(t, ratelimit.Snapshot{Limited: true, Start: rec.start, Until: rec.start.Add(time.Second)}, rl.Snapshot())
-		ok, err := rl.Mailbox().TryReserve()
-		require.NoError(t, err)
-		assert.False(t, ok, "not ready while Limited (a LoadShed above would shed)")
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := rl.Reserve(done)
+		assert.ErrorIs(t, err, context.Canceled, "not ready while Limited (a LoadShed above would shed)")
 
 		reserved := make(chan time.Duration, 1)
 		third := make(chan troupetest.Result[int], 1)
@@ -79,7 +80,7 @@ func TestRL2_LastUnitGoesAndLimitsUntilTheWindowEnds(t *testing.T) {
 			third <- <-troupetest.GoWith(ctx, p, 3)
 		}()
 		synctest.Wait()
-		assert.Equal(t, 1, rl.Mailbox().Stats().Waiting, "the third reservation waits")
+		assert.Equal(t, 1, rl.Stats().Waiting, "the third reservation waits")
 		assert.Equal(t, time.Second, <-reserved, "until exactly the window's end")
 		assert.Equal(t, troupetest.Result[int]{Value: 3}, <-third)
 		assert.Equal(t, durations(ms, 0, 0, 1000), rec.times())
@@ -103,7 +104,7 @@ func TestRL2_RequestsQueuedBeforeLimitedGoInTheNextWindows(t *testing.T) {
 		}
 		synctest.Wait()
 		assert.True(t, rl.Limited())
-		st := rl.Mailbox().Stats()
+		st := rl.Stats()
 		assert.Equal(t, 3, st.Queued, "the others wait in the mailbox, holding their slots")
 		assert.Equal(t, 3, st.Used)
 		for _, o := range outs {

@@ -59,7 +59,7 @@ func TestHR8_BackoffStartsOverAfterAHealthyConnection(t *testing.T) {
 			33600 * time.Millisecond, // then growing again: 1.6 s
 			36160 * time.Millisecond, // 2.56 s
 		}, d.times())
-		assert.Equal(t, reconnect.Stats{Connects: 2, Failures: 4, Restarts: 4}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Connects: 2, Failures: 4, Restarts: 4}, rc.Counters())
 	})
 }
 
@@ -81,7 +81,7 @@ func TestHR8_ConnectionsThatBreakAtOnceStillHitTheIntensityLimit(t *testing.T) {
 			"each connection was made, so each restart waits the base delay; the fourth failure in a minute is one too many")
 		assert.ErrorIs(t, p.Err(), supervisor.ErrFailed)
 		assert.Equal(t, reconnect.Failed, rc.State())
-		assert.Equal(t, reconnect.Stats{Connects: 4, Failures: 4, Restarts: 3}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Connects: 4, Failures: 4, Restarts: 3}, rc.Counters())
 	})
 }
 

@@ -58,7 +58,7 @@ func TestHR1_PanickingStateCallbackIsAnOutcomeAndCloseReturns(t *testing.T) {
 				fut := troupetest.Go[int, int](ctx, p, 2)
 				h.Next(ctx).Respond(20)
 				assert.Equal(t, troupetest.Result[int]{Value: 20}, <-fut, "the next caller is unaffected")
-				assert.Equal(t, reconnect.Stats{Connects: 1}, rc.Stats(), "no failure, no restart")
+				assert.Equal(t, reconnect.Counters{Connects: 1}, rc.Counters(), "no failure, no restart")
 
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
@@ -131,7 +131,7 @@ func TestHR1_PanickingConnectorIsAConnectionError(t *testing.T) {
 				h.Next(ctx).Respond(20)
 				assert.Equal(t, 20, (<-fut).Value, "the next request connects, after the backoff")
 				assert.Equal(t, time.Second, time.Since(start))
-				assert.Equal(t, reconnect.Stats{Connects: 1, Failures: 1, Restarts: 1}, rc.Stats())
+				assert.Equal(t, reconnect.Counters{Connects: 1, Failures: 1, Restarts: 1}, rc.Counters())
 			})
 		})
 	}
@@ -188,6 +188,6 @@ func TestHR1_ConnectorReturningNothingIsAConnectionError(t *testing.T) {
 		assert.ErrorContains(t, r.Err, "no connection")
 		synctest.Wait()
 		assert.Equal(t, reconnect.Idle, rc.State())
-		assert.Equal(t, reconnect.Stats{Failures: 1}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Failures: 1}, rc.Counters())
 	})
 }

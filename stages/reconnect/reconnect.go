@@ -60,13 +60,14 @@ var errNilConnection = errors.New("reconnect: the connector returned no connecti
 // Reconnect is a running reconnect stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
 type Reconnect[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
+	st *actors.Stage[Req, Res]
 	b *behavior[Req, Res]
 	c interface{ Close(context.Context) error }
 }
 
-// Stats counts a Reconnect stage's lifecycle events.
-type Stats struct {
+// Counters counts a Reconnect stage's lifecycle events (its Stats' Detail).
+type Counters struct {
 	Connects int64 // connections made
 	Failures int64 // dials that failed, connections whose readiness failed or that panicked
 	Restarts int64 // restarts of the connection actor by its supervisor
@@ -75,16 +76,16 @@ type Stats struct {
 // State returns the current lifecycle state.
 func (r *Reconnect[Req, Res]) State() State { return State(r.b.state.Load()) }
 
-// Stats returns the counters.
-func (r *Reconnect[Req, Res]) Stats() Stats {
-	return Stats{Connects: r.b.connects.Load(), Failures: r.b.failures.Load(), Restarts: r.b.restarts.Load()}
+// Counters returns the counters.
+func (r *Reconnect[Req, Res]) Counters() Counters {
+	return Counters{Connects: r.b.connects.Load(), Failures: r.b.failures.Load(), Restarts: r.b.restarts.Load()}
 }
 
 // Close closes the stage. No connection is made from then on: a dial in
 // progress is cancelled (its context ends) and every request waiting for a
 // connection, or for the backoff before one, gets a *troupe.ClosedError at
 // once. Requests that have a live connection drain through it, as
-// actors.Stage.Close says: Close returns nil when they all did, ctx's error
+// the stages' Close says: Close returns nil when they all did, ctx's error
 // when ctx ended first (those left get a *troupe.ClosedError). Closing the
 // host it runs in (supervisor.Pipeline.Close, actors.System.Shutdown) does
 // the same when it comes to the Reconnect, after the stages spawned after
@@ -92,7 +93,7 @@ func (r *Reconnect[Req, Res]) Stats() Stats {
 // first.
 func (r *Reconnect[Req, Res]) Close(ctx context.Context) error {
 	_ = r.c.Close(ctx) // prompt: it waits for no user code
-	return r.Stage.Close(ctx)
+	return r.st.Close(ctx)
 }
 
 // Option configures a Reconnect.
@@ -179,5 +180,7 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 		_ = st.Close(context.Background())
 		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
-	return &Reconnect[Req, Res]{Stage: st, b: b, c: c}, nil
+	r := &Reconnect[Req, Res]{st: st, b: b, c: c}
+	r.Handle = actors.NewHandle(st, nil, func() any { return r.Counters() })
+	return r, nil
 }

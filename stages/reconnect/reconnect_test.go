@@ -29,7 +29,7 @@ func TestRC1_RC2_DemandDrivesIdleConnectingConnected(t *testing.T) {
 		fut := troupetest.Go[int, int](ctx, p, 1)
 		synctest.Wait()
 		assert.Equal(t, reconnect.Connecting, rc.State(), "the request started a connection and waits for it")
-		assert.Equal(t, 1, rc.Mailbox().Stats().Used)
+		assert.Equal(t, 1, rc.Stats().Used)
 
 		svc, h := connection()
 		h.Allow(1)
@@ -45,7 +45,7 @@ func TestRC1_RC2_DemandDrivesIdleConnectingConnected(t *testing.T) {
 		assert.Equal(t, 20, (<-fut).Value)
 		assert.Len(t, d.times(), 1, "one connection for both")
 		assert.Equal(t, []reconnect.State{reconnect.Connecting, reconnect.Connected}, seen.get())
-		assert.Equal(t, reconnect.Stats{Connects: 1}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Connects: 1}, rc.Counters())
 	})
 }
 
@@ -76,7 +76,7 @@ func TestRC3_FailedConnectionAnswersTheNextCallAndGoesIdle(t *testing.T) {
 		assert.Equal(t, 20, (<-fut).Value)
 		assert.Equal(t, time.Second, time.Since(start), "the next try came after the supervisor's backoff")
 		assert.Equal(t, []time.Duration{0, time.Second}, d.times())
-		assert.Equal(t, reconnect.Stats{Connects: 1, Failures: 1, Restarts: 1}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Connects: 1, Failures: 1, Restarts: 1}, rc.Counters())
 		assert.Equal(t, []reconnect.State{reconnect.Connecting, reconnect.Idle, reconnect.Connecting, reconnect.Connected}, seen.get())
 		assert.Equal(t, supervisor.Stats{Restarts: 1}, p.Stats())
 	})
@@ -139,7 +139,7 @@ func brokenConnection(t *testing.T, plain bool) {
 		assert.Equal(t, 500*time.Millisecond, time.Since(start), "reconnected after the backoff")
 		<-closed // the discarded connection was closed
 		assert.Equal(t, reconnect.Connected, rc.State())
-		assert.Equal(t, reconnect.Stats{Connects: 2, Failures: 1, Restarts: 1}, rc.Stats())
+		assert.Equal(t, reconnect.Counters{Connects: 2, Failures: 1, Restarts: 1}, rc.Counters())
 		assert.Zero(t, h1.Calls()-1, "nothing more was sent to the broken connection")
 	})
 }
@@ -218,6 +218,6 @@ func TestSUP3_PanicInTheConnectionRestartsTheStageAndReconnects(t *testing.T) {
 		fut = troupetest.Go[int, int](ctx, p, 3)
 		h2.Next(ctx).Respond(30)
 		assert.Equal(t, 30, (<-fut).Value, "a new connection replaced the one that panicked")
-		assert.Equal(t, int64(2), rc.Stats().Connects)
+		assert.Equal(t, int64(2), rc.Counters().Connects)
 	})
 }

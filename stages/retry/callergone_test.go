@@ -32,7 +32,7 @@ func TestT4_RetryStopsOnceTheOutcomeWasDeliveredAbove(t *testing.T) {
 			_, err = troupe.Do(context.Background(), st, 1)
 			assert.ErrorIs(t, err, timeout.ErrTimeout)
 			synctest.Wait()
-			assert.Equal(t, retry.Stats{}, r.Stats(), "the session ended with its outcome delivered")
+			assert.Equal(t, retry.Sessions{}, r.Sessions(), "the session ended with its outcome delivered")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			assert.NoError(t, st.Close(ctx), "and the stack drains")

@@ -98,7 +98,7 @@ func TestRT11_TenThousandSessionsRetriesWithinBudget(t *testing.T) {
 	for j, n := range attempts {
 		require.Equal(t, 1, n, "attempt %+v sent twice", j)
 	}
-	assert.Equal(t, 0, r.Mailbox().Stats().Used, "no slot leaked")
-	assert.Equal(t, retry.Stats{}, r.Stats())
+	assert.Equal(t, 0, r.Stats().Used, "no slot leaked")
+	assert.Equal(t, retry.Sessions{}, r.Sessions())
 	t.Logf("%d ok, %d failed after the budget ran out, %d retries", ok.Load(), failed.Load(), retries.Load())
 }

@@ -146,7 +146,7 @@ func TestHR1_PanickingPolicyFunctionIsAnOutcome(t *testing.T) {
 				slow := make(chan error, 1)
 				go func() { _, err := doSafely(t, r, "slow"); slow <- err }()
 				synctest.Wait()
-				require.Equal(t, 1, r.Stats().Waiting)
+				require.Equal(t, 1, r.Sessions().Waiting)
 
 				armed.Store(true)
 				_, err = doSafely(t, r, "boom")
@@ -166,8 +166,8 @@ func TestHR1_PanickingPolicyFunctionIsAnOutcome(t *testing.T) {
 				assert.NotErrorIs(t, err, troupe.ErrPanic)
 
 				synctest.Wait()
-				assert.Equal(t, retry.Stats{}, r.Stats(), "the panicking session finished")
-				assert.Equal(t, 0, r.Mailbox().Stats().Used, "its slot is free")
+				assert.Equal(t, retry.Sessions{}, r.Sessions(), "the panicking session finished")
+				assert.Equal(t, 0, r.Stats().Used, "its slot is free")
 				assert.Equal(t, 2, lim.Available(), "and every unit of the inner service")
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()

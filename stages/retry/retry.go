@@ -13,20 +13,21 @@ import (
 )
 
 // Retry is a running retry stage: a troupe.Service and a troupe.Closer.
+// It is safe for concurrent use.
 type Retry[Req, Res any] struct {
-	*actors.Stage[Req, Res]
-	stats func() Stats
+	actors.Handle[Req, Res]
+	stats func() Sessions
 }
 
-// Stats is a snapshot of a retry stage's sessions.
-type Stats struct {
+// Sessions is a snapshot of a retry stage's sessions (its Stats' Detail).
+type Sessions struct {
 	Sessions int // in flight
 	Waiting  int // waiting before their next attempt
 	Retrying int // waiting for the inner service's readiness to retry
 }
 
-// Stats returns the current counts.
-func (r *Retry[Req, Res]) Stats() Stats { return r.stats() }
+// Sessions returns the current counts.
+func (r *Retry[Req, Res]) Sessions() Sessions { return r.stats() }
 
 // Option configures a Retry.
 type Option func(*options)
@@ -81,7 +82,9 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})
 	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
-	return &Retry[Req, Res]{Stage: st, stats: b.snapshot}, nil
+	r := &Retry[Req, Res]{stats: b.snapshot}
+	r.Handle = actors.NewHandle(st, nil, func() any { return r.Sessions() })
+	return r, nil
 }
 
 // Layer returns a layer that retries requests to the service inside it
@@ -120,10 +123,10 @@ func (b *behavior[Req, Res, T, P]) count() int {
 	return b.live.n
 }
 
-func (b *behavior[Req, Res, T, P]) snapshot() Stats {
+func (b *behavior[Req, Res, T, P]) snapshot() Sessions {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Stats{Sessions: b.live.n}
+	s := Sessions{Sessions: b.live.n}
 	for ss := b.live.head; ss != nil; ss = ss.next {
 		switch ss.state.Load() {
 		case waiting:

@@ -91,7 +91,7 @@ func TestRT8_SeedTracesABC(t *testing.T) {
 			return fmt.Sprintf("Ok(%q)", r.Value)
 		}
 		state := func() string {
-			s := svc.Stats()
+			s := svc.Sessions()
 			switch {
 			case s.Waiting > 0:
 				return "Waiting"

@@ -15,7 +15,7 @@ var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be between 0 (no l
 // SpawnReady is a running spawn-ready stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
 type SpawnReady[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 }
 
 // Option configures a SpawnReady.
@@ -42,7 +42,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("spawnready: %w", err)
 	}
-	return &SpawnReady[Req, Res]{st}, nil
+	return &SpawnReady[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that puts a SpawnReady over the service inside it.

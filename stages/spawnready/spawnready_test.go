@@ -160,7 +160,7 @@ func TestSR1_CallerGivingUpCancelsTheBackgroundWait(t *testing.T) {
 		calls, cancelled := pl.snapshot()
 		assert.Len(t, calls, 1)
 		assert.Equal(t, 1, cancelled, "the background wait was withdrawn")
-		assert.Zero(t, sr.Mailbox().Stats().Used)
+		assert.Zero(t, sr.Stats().Used)
 
 		// The stage goes on: a later call waits afresh.
 		pl.ready <- nil

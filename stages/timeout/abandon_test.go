@@ -190,7 +190,7 @@ func TestHR9_AbandonCoversTheAttemptsOfARetryInside(t *testing.T) {
 		time.Sleep(9 * time.Second)
 		synctest.Wait()
 		assert.Equal(t, 0, to.Abandoned())
-		assert.Equal(t, retry.Stats{}, r.Stats(), "the session ended with the attempt's work")
+		assert.Equal(t, retry.Sessions{}, r.Sessions(), "the session ended with the attempt's work")
 		began, _ := work.times()
 		assert.Equal(t, []time.Duration{0}, began, "no attempt after the caller had its answer")
 	})

@@ -16,7 +16,7 @@ import (
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
 // It is safe for concurrent use.
 type Timeout[Req, Res any] struct {
-	*actors.Stage[Req, Res]
+	actors.Handle[Req, Res]
 	b *behavior[Req, Res]
 }
 
@@ -53,7 +53,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	}
 	b.alarm = st.NewAlarm(expireMsg{})
 	b.st = st
-	return &Timeout[Req, Res]{Stage: st, b: b}, nil
+	t := &Timeout[Req, Res]{b: b}
+	t.Handle = actors.NewHandle(st, nil, func() any { return Calls{InFlight: t.InFlight(), Abandoned: t.Abandoned()} })
+	return t, nil
 }
 
 // Layer returns a layer that puts a timeout of duration d over the service
@@ -218,4 +220,10 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 		b.mu.Unlock()
 		b.expire(f, err, context.Canceled)
 	}
+}
+
+// Calls is a snapshot of a timeout stage's calls (its Stats' Detail).
+type Calls struct {
+	InFlight  int // calls being timed
+	Abandoned int // calls whose caller was answered at the deadline and whose work still runs (Abandon)
 }

@@ -1,0 +1,59 @@
+package troupe_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/timeout"
+)
+
+// spec: API5
+func TestAPI5_StagesAreNamedByKindPositionOrByTheUser(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	st, err := troupe.NewBuilder[int, int]().
+		Layer(troupe.Named("sessions", limit.Layer[int, int](20))).
+		Layer(timeout.Layer[int, int](10 * time.Second)).
+		Layer(retry.Layer[int, int](retry.Attempts[int, int]{Max: 3})).
+		Layer(timeout.Layer[int, int](time.Second)).
+		Layer(ratelimit.Layer[int, int](ratelimit.Rate{Num: 5, Per: time.Second})).
+		Build(sys, api)
+	require.NoError(t, err)
+	var names []string
+	for _, s := range st.Stages() {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"sessions", "timeout-2", "retry", "timeout-4", "ratelimit"}, names,
+		"kinds, numbered by position where a kind repeats, or the name given")
+
+	_, err = troupe.Do(context.Background(), st, 7)
+	require.NoError(t, err)
+	s, ok := st.Stats("ratelimit")
+	require.True(t, ok)
+	snap, ok := s.Detail.(ratelimit.Snapshot)
+	require.True(t, ok, "the stage's own snapshot: %T", s.Detail)
+	assert.Equal(t, 4, snap.Remaining)
+	s, ok = st.Stats("sessions")
+	require.True(t, ok)
+	assert.Equal(t, 20, s.Capacity)
+	_, ok = st.Stats("limit")
+	assert.False(t, ok, "renamed")
+	r, ok := st.Stats("retry")
+	require.True(t, ok)
+	assert.Equal(t, retry.Sessions{}, r.Detail)
+
+	require.NoError(t, st.Close(context.Background()))
+	_, err = troupe.Do(context.Background(), st, 7)
+	var ce *troupe.ClosedError
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, "sessions", ce.Service, "errors name the stage")
+}
