@@ -6,7 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
@@ -125,7 +124,7 @@ func passLayer() troupe.Layer[int, int] {
 // panickyStrategy is a supervisor strategy whose Decide panics.
 type panickyStrategy struct{}
 
-func (panickyStrategy) Decide(*actor.PID, *actor.RestartStatistics, any) actors.Decision {
+func (panickyStrategy) Decide(actors.Failure) actors.Decision {
 	panic("strategy exploded")
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -223,7 +224,8 @@ func (a *supervisorActor) Receive(c actor.Context) {
 func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
 	rs.Fail()
 	var d Decision
-	if err := Guard("strategy of host "+a.h.name, func() { d = a.h.strategy.Decide(child, rs, reason) }); err != nil {
+	f := Failure{Stage: childName(child), Reason: reason, within: rs.NumberOfFailures}
+	if err := Guard("strategy of host "+a.h.name, func() { d = a.h.strategy.Decide(f) }); err != nil {
 		// A strategy that panics cannot be trusted to restart: stop the
 		// stage; its callers are told (the failure stays the stage's own).
 		a.h.sys.logger.Error("troupe: supervisor strategy panicked; stopping the stage", "host", a.h.name, "err", err)
@@ -283,4 +285,12 @@ func (h *Host) Forget(st interface{ Close(context.Context) error }) { h.forget(s
 // goroutine changes its children, so this is safe in its Receive.
 func dropStalePIDs(kids []*actor.PID) {
 	clear(kids[len(kids):cap(kids)])
+}
+
+// childName is the name a child was spawned with: its PID's last segment.
+func childName(pid *actor.PID) string {
+	if pid == nil {
+		return ""
+	}
+	return pid.Id[strings.LastIndexByte(pid.Id, '/')+1:]
 }

@@ -6,7 +6,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
@@ -88,7 +87,7 @@ func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 // delayed restarts a failed stage after a fixed delay.
 type delayed time.Duration
 
-func (d delayed) Decide(*actor.PID, *actor.RestartStatistics, any) actors.Decision {
+func (d delayed) Decide(actors.Failure) actors.Decision {
 	return actors.Decision{Directive: actors.Restart, Delay: time.Duration(d)}
 }
 

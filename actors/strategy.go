@@ -2,8 +2,6 @@ package actors
 
 import (
 	"time"
-
-	"github.com/asynkron/protoactor-go/actor"
 )
 
 // Directive is what a Strategy decides for a failed stage.
@@ -27,11 +25,46 @@ type Decision struct {
 }
 
 // Strategy decides the fate of a host's failed stages. Decide runs on the
-// host's supervisor actor; it must not block.
+// host's supervisor actor, under recover (a panic stops the stage); it
+// must not block. A Strategy shared by several hosts must be safe for
+// concurrent use.
 type Strategy interface {
-	// Decide is told about a failure of child; rs holds the child's failure
-	// times, this one included.
-	Decide(child *actor.PID, rs *actor.RestartStatistics, reason any) Decision
+	Decide(f Failure) Decision
+}
+
+// Failure is one failure of a stage, as a Strategy sees it.
+type Failure struct {
+	// Stage names the failed stage (or a stage's own actor: "connection",
+	// Reconnect's).
+	Stage string
+	// Reason is what it failed with: a *troupe.PanicError, or the error the
+	// stage escalated.
+	Reason any
+	// within counts the stage's failures within a window; nil: this one only.
+	within func(window time.Duration) int
+}
+
+// Within returns how many times the stage failed within the last window,
+// this failure included.
+func (f Failure) Within(window time.Duration) int {
+	if f.within == nil {
+		return 1
+	}
+	return f.within(window)
+}
+
+// NewFailure returns a Failure of stage with reason whose stage failed at
+// times (this failure's included), for testing a Strategy.
+func NewFailure(stage string, reason any, times ...time.Time) Failure {
+	return Failure{Stage: stage, Reason: reason, within: func(window time.Duration) int {
+		n := 0
+		for _, t := range times {
+			if time.Since(t) < window {
+				n++
+			}
+		}
+		return n
+	}}
 }
 
 // intensity restarts a stage unless it failed more than max times within
@@ -41,8 +74,8 @@ type intensity struct {
 	window time.Duration
 }
 
-func (s intensity) Decide(_ *actor.PID, rs *actor.RestartStatistics, _ any) Decision {
-	if rs.NumberOfFailures(s.window) > s.max {
+func (s intensity) Decide(f Failure) Decision {
+	if f.Within(s.window) > s.max {
 		return Decision{Directive: Stop}
 	}
 	return Decision{Directive: Restart}

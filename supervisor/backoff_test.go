@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe"
@@ -83,12 +82,12 @@ func TestDefaultBackoffIsGRPCs(t *testing.T) {
 	assert.Equal(t, 1.6, b.Delays.Multiplier)
 	assert.Equal(t, 10, b.MaxRestarts)
 	assert.Equal(t, time.Minute, b.Window)
-	rs := actor.NewRestartStatistics()
+	rs := &failures{}
 	rs.Fail()
 	var ratios []float64
 	for i := range 400 {
 		n := i % 20
-		d := b.Decide(nil, rs, streak(n+1))
+		d := b.Decide(rs.Of(streak(n + 1)))
 		require.Equal(t, actors.Restart, d.Directive)
 		ratios = append(ratios, float64(d.Delay)/float64(grpcBase(n)))
 	}
@@ -112,19 +111,19 @@ func TestHR8_StreakSetsTheDelayAndIntensityStillCounts(t *testing.T) {
 	require.NoError(t, err)
 	b, err := supervisor.NewBackoff(delays, 3, time.Minute)
 	require.NoError(t, err)
-	rs := actor.NewRestartStatistics()
+	rs := &failures{}
 	for range 3 {
 		rs.Fail()
 	}
 	restart := func(d time.Duration) actors.Decision { return actors.Decision{Directive: actors.Restart, Delay: d} }
-	assert.Equal(t, restart(4*time.Second), b.Decide(nil, rs, errors.New("plain")), "no streak: 2 failures before this one in the window")
-	assert.Equal(t, restart(4*time.Second), b.Decide(nil, rs, "a panic value"))
-	assert.Equal(t, restart(time.Second), b.Decide(nil, rs, streak(1)), "the first failure since it was healthy")
-	assert.Equal(t, restart(8*time.Second), b.Decide(nil, rs, streak(4)), "the streak may outlast the window")
-	assert.Equal(t, restart(2*time.Second), b.Decide(nil, rs, fmt.Errorf("dial: %w", streak(2))), "found in the chain")
-	assert.Equal(t, restart(4*time.Second), b.Decide(nil, rs, panicky{}), "a panicking Streak is ignored, not a crash")
+	assert.Equal(t, restart(4*time.Second), b.Decide(rs.Of(errors.New("plain"))), "no streak: 2 failures before this one in the window")
+	assert.Equal(t, restart(4*time.Second), b.Decide(rs.Of("a panic value")))
+	assert.Equal(t, restart(time.Second), b.Decide(rs.Of(streak(1))), "the first failure since it was healthy")
+	assert.Equal(t, restart(8*time.Second), b.Decide(rs.Of(streak(4))), "the streak may outlast the window")
+	assert.Equal(t, restart(2*time.Second), b.Decide(rs.Of(fmt.Errorf("dial: %w", streak(2)))), "found in the chain")
+	assert.Equal(t, restart(4*time.Second), b.Decide(rs.Of(panicky{})), "a panicking Streak is ignored, not a crash")
 	rs.Fail()
-	assert.Equal(t, actors.Decision{Directive: actors.Stop}, b.Decide(nil, rs, streak(1)), "4 failures in a minute: the intensity stops it, streak or not")
+	assert.Equal(t, actors.Decision{Directive: actors.Stop}, b.Decide(rs.Of(streak(1))), "4 failures in a minute: the intensity stops it, streak or not")
 	assert.Equal(t, int64(6), b.Restarts())
 	assert.Equal(t, int64(1), b.Stops())
 }

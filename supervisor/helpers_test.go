@@ -88,3 +88,14 @@ func (s streak) Error() string { return fmt.Sprintf("failure %d in a row", int(s
 func (s streak) Streak() int   { return int(s) }
 
 var _ supervisor.Streak = streak(1)
+
+// failures is a stage's failure history, for testing a Strategy's Decide.
+type failures struct{ times []time.Time }
+
+// Fail records a failure now.
+func (f *failures) Fail() { f.times = append(f.times, time.Now()) }
+
+// Of returns the latest failure, with reason.
+func (f *failures) Of(reason any) actors.Failure {
+	return actors.NewFailure("stage", reason, f.times...)
+}

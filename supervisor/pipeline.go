@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
@@ -98,11 +97,11 @@ func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], o
 	return p, nil
 }
 
-func (p *Pipeline[Req, Res]) fail(_ *actor.PID, reason any) {
+func (p *Pipeline[Req, Res]) fail(f actors.Failure) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err == nil {
-		p.err = &FailedError{Pipeline: p.name, Cause: reason}
+		p.err = &FailedError{Pipeline: p.name, Cause: f.Reason}
 		close(p.failed)
 	}
 }

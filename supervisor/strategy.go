@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
@@ -26,7 +25,7 @@ type Backoff struct {
 	Window      time.Duration
 
 	restarts, stops atomic.Int64
-	onStop          func(child *actor.PID, reason any)
+	onStop          func(f actors.Failure)
 }
 
 // NewBackoff returns a Backoff with delays and an intensity of maxRestarts
@@ -50,12 +49,13 @@ func DefaultBackoff() *Backoff {
 }
 
 // Decide implements actors.Strategy.
-func (b *Backoff) Decide(child *actor.PID, rs *actor.RestartStatistics, reason any) actors.Decision {
-	n := rs.NumberOfFailures(b.Window) // this failure included
+func (b *Backoff) Decide(f actors.Failure) actors.Decision {
+	n := f.Within(b.Window) // this failure included
+	reason := f.Reason
 	if n > b.MaxRestarts {
 		b.stops.Add(1)
 		if b.onStop != nil {
-			b.onStop(child, reason)
+			b.onStop(f)
 		}
 		return actors.Decision{Directive: actors.Stop}
 	}

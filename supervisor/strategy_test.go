@@ -5,7 +5,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/troupe-go/troupe/actors"
@@ -20,11 +19,11 @@ func TestSUP1_SUP2_BackoffGrowsThenIntensityStops(t *testing.T) {
 		require.NoError(t, err)
 		b, err := supervisor.NewBackoff(delays, 4, time.Minute)
 		require.NoError(t, err)
-		rs := actor.NewRestartStatistics()
+		rs := &failures{}
 		var got []actors.Decision
 		for range 5 {
 			rs.Fail()
-			d := b.Decide(nil, rs, "boom")
+			d := b.Decide(rs.Of("boom"))
 			got = append(got, d)
 			time.Sleep(d.Delay)
 		}
@@ -39,10 +38,10 @@ func TestSUP1_SUP2_BackoffGrowsThenIntensityStops(t *testing.T) {
 		assert.Equal(t, int64(1), b.Stops())
 
 		// A minute of calm and the count, and the delay, start over.
-		rs2 := actor.NewRestartStatistics()
+		rs2 := &failures{}
 		rs2.Fail()
 		time.Sleep(2 * time.Minute)
 		rs2.Fail()
-		assert.Equal(t, actors.Decision{Directive: actors.Restart, Delay: time.Second}, b.Decide(nil, rs2, "again"))
+		assert.Equal(t, actors.Decision{Directive: actors.Restart, Delay: time.Second}, b.Decide(rs2.Of("again")))
 	})
 }
