@@ -4,22 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
+	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/limit"
-	"github.com/troupe-go/troupe/stages/ratelimit"
-	"github.com/troupe-go/troupe/stages/retry"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
-	"github.com/troupe-go/troupe/stages/timeout"
 )
 
-// The README's quick start.
+// A Builder stacks any layers, yours included (package stages has a
+// builder with a method per built-in stage: see its example).
 func ExampleBuilder() {
 	ctx := context.Background()
 	fetch := func(_ context.Context, id int) (string, error) { return "item " + strconv.Itoa(id), nil }
-	bo, _ := backoff.New(200*time.Millisecond, 2*time.Second)
 
 	sys := actors.NewSystem() // quiet; actors.WithLogger(l) to see protoactor's logs
 	defer sys.Shutdown(ctx)
@@ -27,11 +23,14 @@ func ExampleBuilder() {
 	api := actors.Func(func(ctx context.Context, id int) (string, error) {
 		return fetch(ctx, id) // runs on the caller's goroutine; may block; honours ctx
 	})
+	// A layer of your own: here, one that counts the reservations.
+	var reserved atomic.Int64
+	counting := troupe.LayerFunc[int, string](func(_ troupe.Host, inner troupe.Service[int, string]) (troupe.Service[int, string], error) {
+		return countingService{inner: inner, n: &reserved}, nil
+	})
 	svc, err := troupe.NewBuilder[int, string]().
-		Layer(limit.Layer[int, string](20)). // outermost
-		Layer(timeout.Layer[int, string](10*time.Second)).
-		Layer(retry.Layer[int, string](retry.Attempts[int, string]{Max: 3, Backoff: bo})).
-		Layer(ratelimit.Layer[int, string](ratelimit.Rate{Num: 5, Per: time.Second})). // innermost
+		Layer(counting).                                                // outermost
+		Layer(troupe.Named("api-limit", limit.Layer[int, string](20))). // a built-in one, named
 		Build(sys, api)
 	if err != nil {
 		fmt.Println(err)
@@ -50,8 +49,22 @@ func ExampleBuilder() {
 	fmt.Println(out, err)
 	_, err = p.Call(ctx, 44)
 	fmt.Println(err)
+	s, _ := svc.Stats("api-limit")
+	fmt.Println(reserved.Load(), "reservations;", s.Name, "of", s.Capacity)
 	// Output:
 	// item 42 <nil>
 	// item 43 <nil>
 	// troupe: permit already used or released
+	// 2 reservations; api-limit of 20
+}
+
+// countingService counts the reservations made through it.
+type countingService struct {
+	inner troupe.Service[int, string]
+	n     *atomic.Int64
+}
+
+func (c countingService) Reserve(ctx context.Context) (*troupe.Permit[int, string], error) {
+	c.n.Add(1)
+	return c.inner.Reserve(ctx)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/limit"
@@ -22,7 +23,7 @@ func TestAPI5_StagesAreNamedByKindPositionOrByTheUser(t *testing.T) {
 	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	st, err := troupe.NewBuilder[int, int]().
 		Layer(troupe.Named("sessions", limit.Layer[int, int](20))).
-		Layer(timeout.Layer[int, int](10 * time.Second)).
+		Layer(timeout.Layer[int, int](10*time.Second)).
 		Layer(retry.Layer[int, int](retry.Attempts[int, int]{Max: 3})).
 		Layer(timeout.Layer[int, int](time.Second)).
 		Layer(ratelimit.Layer[int, int](ratelimit.Rate{Num: 5, Per: time.Second})).

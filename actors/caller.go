@@ -5,8 +5,9 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/troupe-go/troupe/mailbox"
 	"sync"
+
+	"github.com/troupe-go/troupe/mailbox"
 )
 
 // callState is the caller's side of a root envelope: the outcome once

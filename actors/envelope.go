@@ -3,10 +3,11 @@ package actors
 import (
 	"context"
 	"errors"
-	"github.com/troupe-go/troupe/internal/ilist"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/ilist"
 
 	"github.com/troupe-go/troupe/mailbox"
 )

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
 )

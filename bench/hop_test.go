@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/buffer"
 )

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/troupe-go/troupe/mailbox"
 )
 

@@ -5,10 +5,10 @@
 // requests correct.
 //
 //	leaf := troupehttp.Client(http.DefaultClient)
-//	stack, err := troupe.NewBuilder[*http.Request, *http.Response]().
-//		Layer(limit.Layer[*http.Request, *http.Response](16)).
-//		Layer(timeout.Layer[*http.Request, *http.Response](5 * time.Second)).
-//		Layer(retry.Layer[*http.Request, *http.Response](troupehttp.RetryPolicy(3, bo))).
+//	stack, err := stages.Stack[*http.Request, *http.Response]().
+//		Limit(16).
+//		Timeout(5 * time.Second).
+//		Layer(troupehttp.Retry(3, bo)).
 //		Build(sys, leaf)
 //	hc := &http.Client{Transport: troupehttp.Transport(stack)}
 //	resp, err := hc.Post(url, "application/json", bytes.NewReader(body))

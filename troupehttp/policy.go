@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/stages/retry"
 )
 
@@ -77,4 +78,11 @@ func RetryPolicy(max int, backoff retry.Delayer) Policy {
 		Retryable: Retryable,
 		Copy:      CloneRequest,
 	}}
+}
+
+// Retry returns a retry layer with RetryPolicy(max, backoff) for a stack of
+// HTTP requests (stages.Builder.Layer, or troupe.Builder.Layer): the
+// policy, with its types, in one call.
+func Retry(max int, backoff retry.Delayer, opts ...retry.Option) troupe.Layer[*http.Request, *http.Response] {
+	return retry.Layer[*http.Request, *http.Response](RetryPolicy(max, backoff), opts...)
 }

@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
-	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupehttp"
@@ -58,11 +57,11 @@ func buildStack(h troupe.Host, hc *http.Client, cfg config) (*troupe.Stack[reque
 	// The stages inside the limit set no limit of their own: they admit
 	// what it lets in. The stages are named by kind ("limit", "timeout"...):
 	// the progress line reads the limit's Stats by name.
-	return troupe.NewBuilder[request, response]().
-		Layer(limit.Layer[request, response](cfg.concurrency)).
-		Layer(timeout.Layer[request, response](cfg.timeout)).
-		Layer(retry.Layer[request, response](troupehttp.RetryPolicy(cfg.retries, bo))).
-		Layer(ratelimit.Layer[request, response](cfg.limiterRate(), ratelimit.Smooth(1))).
+	return stages.Stack[request, response]().
+		Limit(cfg.concurrency).
+		Timeout(cfg.timeout).
+		Layer(troupehttp.Retry(cfg.retries, bo)).
+		RateLimit(cfg.limiterRate(), ratelimit.Smooth(1)).
 		Build(h, troupehttp.Client(hc))
 }
 

@@ -21,7 +21,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages"
 )
 
 type config struct {
@@ -81,8 +81,8 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		}
 		return string(body), err
 	}, "http")
-	svc, err := troupe.NewBuilder[int, string]().
-		Layer(buffer.Layer[int, string](cfg.buffer)).
+	svc, err := stages.Stack[int, string]().
+		Buffer(cfg.buffer).
 		Build(sys, fetch)
 	if err != nil {
 		return err

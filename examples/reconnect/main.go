@@ -23,9 +23,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
-	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/supervisor"
 )
 
@@ -94,7 +94,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		if err != nil {
 			return nil, err
 		}
-		return troupe.NewBuilder[string, string]().Layer(timeout.Layer[string, string](time.Second)).Build(h, rc)
+		return stages.Stack[string, string]().Timeout(time.Second).Build(h, rc)
 	}, supervisor.WithBackoff(delays, 100, time.Minute))
 	if err != nil {
 		return err

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"go.uber.org/goleak"
 )
 
 var expected atomic.Uint64

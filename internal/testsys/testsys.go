@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/troupe-go/troupe/actors"
 )
 

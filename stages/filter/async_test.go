@@ -11,9 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/internal/testsys"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -279,8 +281,8 @@ func ExampleNewAsync() {
 		}
 		return strings.TrimPrefix(s, "token:"), nil
 	}
-	svc, _ := troupe.NewBuilder[string, string]().
-		Layer(filter.AsyncLayer[string, string](authorised)).
+	svc, _ := stages.Stack[string, string]().
+		AsyncFilter(authorised).
 		Build(sys, echo)
 	fmt.Println(troupe.Do(ctx, svc, "token:report"))
 	_, err := troupe.Do(ctx, svc, "report")

@@ -47,4 +47,3 @@ func (l *shedInner[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 	var zero Res
 	e.Answer(zero, err)
 }
-

@@ -17,7 +17,7 @@ const DefaultCapacity = 1
 // outside it. It is safe for concurrent use.
 type LoadShed[Req, Res any] struct {
 	actors.Handle[Req, Res]
-	st *actors.Stage[Req, Res]
+	st   *actors.Stage[Req, Res]
 	shed troupe.PermitSource[Req, Res] // overloaded permits: no slot
 }
 

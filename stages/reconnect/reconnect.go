@@ -62,8 +62,8 @@ var errNilConnection = errors.New("reconnect: the connector returned no connecti
 type Reconnect[Req, Res any] struct {
 	actors.Handle[Req, Res]
 	st *actors.Stage[Req, Res]
-	b *behavior[Req, Res]
-	c interface{ Close(context.Context) error }
+	b  *behavior[Req, Res]
+	c  interface{ Close(context.Context) error }
 }
 
 // Counters counts a Reconnect stage's lifecycle events (its Stats' Detail).

@@ -1,0 +1,62 @@
+package stages_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/retry/backoff"
+)
+
+// The README's quick start: Req and Res are named once.
+//
+// spec: API1
+func ExampleStack() {
+	ctx := context.Background()
+	fetch := func(_ context.Context, id int) (string, error) { return "item " + strconv.Itoa(id), nil }
+	bo, _ := backoff.New(200*time.Millisecond, 2*time.Second)
+
+	sys := actors.NewSystem() // quiet; actors.WithLogger(l) to see protoactor's logs
+	defer sys.Shutdown(ctx)
+
+	api := actors.Func(func(ctx context.Context, id int) (string, error) {
+		return fetch(ctx, id) // runs on the caller's goroutine; may block; honours ctx
+	})
+	svc, err := stages.Stack[int, string]().
+		Limit(20). // outermost
+		Timeout(10 * time.Second).
+		Retry(3, bo).
+		RateLimit(ratelimit.Rate{Num: 5, Per: time.Second}). // innermost
+		Build(sys, api)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer svc.Close(ctx)
+
+	out, err := troupe.Do(ctx, svc, 42) // reserve + call in one line
+	fmt.Println(out, err)
+	p, err := svc.Reserve(ctx) // or: wait for readiness...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err = p.Call(ctx, 43) // ...and call with the permit, exactly once
+	fmt.Println(out, err)
+	_, err = p.Call(ctx, 44)
+	fmt.Println(err)
+	for _, s := range svc.Stages() {
+		fmt.Print(s.Name, " ")
+	}
+	fmt.Println()
+	// Output:
+	// item 42 <nil>
+	// item 43 <nil>
+	// troupe: permit already used or released
+	// limit timeout retry ratelimit
+}

@@ -1,0 +1,113 @@
+package stages
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/filter"
+	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages/loadshed"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/spawnready"
+	"github.com/troupe-go/troupe/stages/timeout"
+)
+
+// Builder stacks troupe's stages for one request type and one response
+// type, named once, in Stack. The first stage added is the outermost: it
+// sees a request first and its outcome last. Each method returns a new
+// Builder, so a partial builder can be shared and extended; a Builder is
+// safe for concurrent use. Nothing is spawned before Build, and a bad
+// configuration is Build's error, matching troupe.ErrBadConfig.
+type Builder[Req, Res any] struct {
+	layers []troupe.Layer[Req, Res]
+}
+
+// Stack returns an empty builder for requests of type Req and responses of
+// type Res.
+func Stack[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
+
+// Layer adds l, any layer of these types (troupehttp's retry policy, a
+// stage of your own), inside the layers added before it.
+func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
+	return Builder[Req, Res]{layers: append(slices.Clip(b.layers), l)}
+}
+
+// Named names the stage added last: in errors, logs and the built stack's
+// Stats. Stages are otherwise named by their kind ("limit", "timeout", ...),
+// numbered by position where a kind repeats ("timeout-2").
+func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
+	if len(b.layers) == 0 {
+		return b
+	}
+	ls := slices.Clone(b.layers)
+	ls[len(ls)-1] = troupe.Named(name, ls[len(ls)-1])
+	return Builder[Req, Res]{layers: ls}
+}
+
+// Limit adds a concurrency limit: at most n requests in flight below it
+// (package limit).
+func (b Builder[Req, Res]) Limit(n int) Builder[Req, Res] {
+	return b.Layer(limit.Layer[Req, Res](n))
+}
+
+// Timeout adds a timeout of d, from the call to its outcome (package
+// timeout).
+func (b Builder[Req, Res]) Timeout(d time.Duration, opts ...timeout.Option) Builder[Req, Res] {
+	return b.Layer(timeout.Layer[Req, Res](d, opts...))
+}
+
+// Retry adds a retry stage that retries every error up to max times after
+// the first attempt, waiting as backoff says (nil: at once); a session
+// whose retries are spent returns an error matching retry.ErrExhausted. For
+// another policy, add retry.Layer with it (package retry).
+func (b Builder[Req, Res]) Retry(max int, backoff retry.Delayer, opts ...retry.Option) Builder[Req, Res] {
+	return b.Layer(retry.Layer[Req, Res](retry.Attempts[Req, Res]{Max: max, Backoff: backoff}, opts...))
+}
+
+// RateLimit adds a rate limit of r (package ratelimit).
+func (b Builder[Req, Res]) RateLimit(r ratelimit.Rate, opts ...ratelimit.Option) Builder[Req, Res] {
+	return b.Layer(ratelimit.Layer[Req, Res](r, opts...))
+}
+
+// Buffer adds a buffer of n slots (package buffer).
+func (b Builder[Req, Res]) Buffer(n int) Builder[Req, Res] {
+	return b.Layer(buffer.Layer[Req, Res](n))
+}
+
+// LoadShed adds a load shedder: a request the inner service cannot take at
+// once fails with loadshed.ErrOverloaded (package loadshed).
+func (b Builder[Req, Res]) LoadShed(opts ...loadshed.Option) Builder[Req, Res] {
+	return b.Layer(loadshed.Layer[Req, Res](opts...))
+}
+
+// SpawnReady adds a stage that waits for the inner service's readiness in
+// the background (package spawnready).
+func (b Builder[Req, Res]) SpawnReady(opts ...spawnready.Option) Builder[Req, Res] {
+	return b.Layer(spawnready.Layer[Req, Res](opts...))
+}
+
+// Filter adds a filter: predicate checks (and may change) each request; an
+// error rejects it (package filter).
+func (b Builder[Req, Res]) Filter(predicate func(Req) (Req, error), opts ...filter.Option) Builder[Req, Res] {
+	return b.Layer(filter.Layer[Req, Res](predicate, opts...))
+}
+
+// AsyncFilter adds a filter whose check may block: it runs on a goroutine
+// of its own (package filter).
+func (b Builder[Req, Res]) AsyncFilter(check func(context.Context, Req) (Req, error), opts ...filter.Option) Builder[Req, Res] {
+	return b.Layer(filter.AsyncLayer[Req, Res](check, opts...))
+}
+
+// Build spawns the stages in h (nil: actors.Default()) over inner,
+// innermost first, and returns the stack (see troupe.Builder.Build).
+func (b Builder[Req, Res]) Build(h troupe.Host, inner troupe.Service[Req, Res]) (*troupe.Stack[Req, Res], error) {
+	tb := troupe.NewBuilder[Req, Res]()
+	for _, l := range b.layers {
+		tb = tb.Layer(l)
+	}
+	return tb.Build(h, inner)
+}
