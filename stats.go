@@ -15,9 +15,9 @@ type Stats struct {
 	Queued int
 	// Waiting counts the callers waiting for a slot.
 	Waiting int
-	// Detail is the stage's own snapshot, where it has one (a retry's
-	// sessions, a rate limiter's window, a reconnect's counters, a
-	// timeout's calls): see each stage package.
+	// Detail is the stage's own snapshot, where it has one: a retry's
+	// retry.Sessions, a rate limiter's ratelimit.Snapshot, a reconnect's
+	// reconnect.Counters.
 	Detail any
 }
 

@@ -29,7 +29,7 @@ func ExampleStack() {
 	})
 	svc, err := stages.Stack[int, string]().
 		Limit(20). // outermost
-		Timeout(10 * time.Second).
+		Timeout(10*time.Second).
 		Retry(3, bo).
 		RateLimit(ratelimit.Rate{Num: 5, Per: time.Second}). // innermost
 		Build(sys, api)

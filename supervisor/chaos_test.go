@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/reconnect"
@@ -66,7 +66,7 @@ func (c *chaosConn) TryReserve() (bool, error)                   { return c.read
 func (c *chaosConn) ReserveAsync(*mailbox.Waiter) (bool, error)  { return c.ready() }
 func (c *chaosConn) CancelWait(*mailbox.Waiter) bool             { return false }
 func (c *chaosConn) Unreserve()                                  {}
-func (c *chaosConn) Send(e *actors.Envelope[int, int])           { e.HandToCaller(c) }
+func (c *chaosConn) Send(e *stagekit.Envelope[int, int])         { e.HandToCaller(c) }
 func (c *chaosConn) Release()                                    {}
 func (c *chaosConn) Call(_ context.Context, id int) (int, error) { c.f.served.Add(1); return id, nil }
 func (c *chaosConn) Reserve(context.Context) (*troupe.Permit[int, int], error) {

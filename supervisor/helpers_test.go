@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/supervisor"
 )
 
@@ -66,7 +67,7 @@ func probed(t *testing.T, sys *actors.System, opts ...supervisor.Option) (*super
 	t.Helper()
 	p := &probe{as: sys.ActorSystem(), starts: make(chan time.Time, 1), stopped: make(chan struct{})}
 	pl, err := supervisor.New(sys, "probed", func(h troupe.Host) (troupe.Service[int, int], error) {
-		host, err := actors.HostFrom(h)
+		host, err := stagekit.HostFrom(h)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/stages/retry/backoff"
 )
 
@@ -76,14 +77,14 @@ type Streak interface {
 
 // attempt returns the index of the delay for a failure: the failures
 // before it within the window (n counts this one), or its streak less one
-// when the reason is a Streak. The reason's methods run under actors.Guard:
+// when the reason is a Streak. The reason's methods run under stagekit.Guard:
 // if they panic, the window decides.
 func attempt(n int, reason any) int {
 	err, ok := reason.(error)
 	if !ok {
 		return n - 1
 	}
-	k, perr := actors.Guard1("supervisor: failure reason", func() (int, error) {
+	k, perr := stagekit.Guard1("supervisor: failure reason", func() (int, error) {
 		var s Streak
 		if errors.As(err, &s) {
 			return s.Streak(), nil

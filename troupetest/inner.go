@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -36,16 +36,16 @@ func (m *Mock[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res],
 }
 
 // ActorsInner returns the mock's Inner side, for the stage outside it.
-func (m *Mock[Req, Res]) ActorsInner() actors.Inner[Req, Res] { return (*side[Req, Res])(m) }
+func (m *Mock[Req, Res]) ActorsInner() stagekit.Inner[Req, Res] { return (*side[Req, Res])(m) }
 
 // side is the mock seen by its permits (troupe.Reservation), by the stage
-// outside it (actors.Inner) and by the caller running its call
-// (actors.Leaf): none of these can be used through the Mock itself, so a
+// outside it (stagekit.Inner) and by the caller running its call
+// (stagekit.Leaf): none of these can be used through the Mock itself, so a
 // test cannot call it without readiness either.
 type side[Req, Res any] Mock[Req, Res]
 
 // Call hands req to the test and waits for its answer (troupe.Reservation
-// and actors.Leaf); it gives up when ctx ends.
+// and stagekit.Leaf); it gives up when ctx ends.
 func (m *side[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	m.h.calls.Add(1)
 	r := &Request[Req, Res]{Value: req, Ctx: ctx, reply: make(chan outcome[Res], 1)}
@@ -67,10 +67,10 @@ func (m *side[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 // Release gives the reservation back (troupe.Reservation).
 func (m *side[Req, Res]) Release() { m.Unreserve() }
 
-// TryReserve implements actors.Inner.
+// TryReserve implements stagekit.Inner.
 func (m *side[Req, Res]) TryReserve() (bool, error) { return m.h.reserve(nil) }
 
-// ReserveAsync implements actors.Inner.
+// ReserveAsync implements stagekit.Inner.
 func (m *side[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) { return m.h.reserve(w) }
 
 // reserve takes an allowed unit, or puts w (when not nil) in line.
@@ -90,7 +90,7 @@ func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
 	return false, nil
 }
 
-// CancelWait implements actors.Inner.
+// CancelWait implements stagekit.Inner.
 func (m *side[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
 	h := m.h
 	h.mu.Lock()
@@ -104,13 +104,13 @@ func (m *side[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
 	return false
 }
 
-// Unreserve implements actors.Inner: the unit is allowed again.
+// Unreserve implements stagekit.Inner: the unit is allowed again.
 func (m *side[Req, Res]) Unreserve() { m.h.Allow(1) }
 
-// Send implements actors.Inner: the caller of e runs the call.
-func (m *side[Req, Res]) Send(e *actors.Envelope[Req, Res]) { e.HandToCaller(m) }
+// Send implements stagekit.Inner: the caller of e runs the call.
+func (m *side[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) { e.HandToCaller(m) }
 
 // Name names the mock in panic errors.
 func (m *side[Req, Res]) Name() string { return "mock" }
 
-var _ actors.Inner[int, int] = (*side[int, int])(nil)
+var _ stagekit.Inner[int, int] = (*side[int, int])(nil)

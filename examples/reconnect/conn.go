@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -34,7 +34,7 @@ func (c *conn) Reserve(ctx context.Context) (*troupe.Permit[string, string], err
 }
 
 // ActorsInner gives the stage a readiness it can ask without waiting.
-func (c *conn) ActorsInner() actors.Inner[string, string] { return (*connInner)(c) }
+func (c *conn) ActorsInner() stagekit.Inner[string, string] { return (*connInner)(c) }
 
 type connInner conn
 
@@ -48,7 +48,7 @@ func (c *connInner) ReserveAsync(*mailbox.Waiter) (bool, error) { return c.TryRe
 func (c *connInner) CancelWait(*mailbox.Waiter) bool            { return false }
 func (c *connInner) Unreserve()                                 {}
 func (c *connInner) Release()                                   {}
-func (c *connInner) Send(e *actors.Envelope[string, string])    { e.HandToCaller(c) }
+func (c *connInner) Send(e *stagekit.Envelope[string, string])  { e.HandToCaller(c) }
 
 // Call runs on the caller's goroutine.
 func (c *connInner) Call(ctx context.Context, msg string) (string, error) {

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 var expected atomic.Uint64
@@ -32,7 +32,7 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "leakcheck: goroutines left behind: %v\n", err)
 			code = 1
 		}
-		if n := actors.Violations(); n != 0 {
+		if n := stagekit.Violations(); n != 0 {
 			fmt.Fprintf(os.Stderr, "leakcheck: %d internal invariant violations\n", n)
 			code = 1
 		}

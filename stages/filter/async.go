@@ -6,13 +6,13 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // AsyncFilter is a running filter stage with an asynchronous check: a
 // troupe.Service and a troupe.Closer. It is safe for concurrent use.
 type AsyncFilter[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 	b *asyncBehavior[Req, Res]
 }
 
@@ -29,11 +29,11 @@ func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check
 		return nil, err
 	}
 	b := &asyncBehavior[Req, Res]{check: check, pending: map[*checkMsg[Req, Res]]struct{}{}}
-	st, err := actors.Spawn[Req, Res](h, cfg, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, cfg, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("asyncfilter: %w", err)
 	}
-	return &AsyncFilter[Req, Res]{Handle: actors.NewHandle(st, nil, nil), b: b}, nil
+	return &AsyncFilter[Req, Res]{Handle: stagekit.NewHandle(st, nil, nil), b: b}, nil
 }
 
 // AsyncLayer returns a layer that puts an AsyncFilter with check over the
@@ -51,7 +51,7 @@ func (f *AsyncFilter[Req, Res]) Checking() int { return int(f.b.running.Load()) 
 // asyncBehavior starts a check for each request the stage takes and acts on
 // the result the check posts back. A request whose check passed is
 // forwarded then; while the stage waits for its inner service, such
-// requests wait behind, in order (actors.Stage.Forward).
+// requests wait behind, in order (stagekit.Stage.Forward).
 type asyncBehavior[Req, Res any] struct {
 	check func(context.Context, Req) (Req, error) // never changed
 
@@ -65,9 +65,9 @@ type asyncBehavior[Req, Res any] struct {
 type checkMsg[Req, Res any] struct {
 	context.Context // the request's context; never changed
 
-	b      *asyncBehavior[Req, Res] // never changed
-	s      *actors.Stage[Req, Res]  // never changed
-	e      *actors.Envelope[Req, Res]
+	b      *asyncBehavior[Req, Res]  // never changed
+	s      *stagekit.Stage[Req, Res] // never changed
+	e      *stagekit.Envelope[Req, Res]
 	cancel context.CancelFunc // ends the check's context; never changed
 
 	// Written by the check's goroutine before it posts m; read by the actor
@@ -81,7 +81,7 @@ type checkMsg[Req, Res any] struct {
 }
 
 // Request starts the check of a request (F2).
-func (b *asyncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+func (b *asyncBehavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	m := &checkMsg[Req, Res]{Context: e.Ctx, b: b, s: s, e: e, cancel: cancel}
 	b.pending[m] = struct{}{}
@@ -98,7 +98,7 @@ func (m *checkMsg[Req, Res]) run(ctx context.Context, req Req) {
 
 func runCheck[Req any](check func(context.Context, Req) (Req, error), ctx context.Context, in Req) (Req, error) {
 	var rejected error
-	out, err := actors.Guard1("asyncfilter check", func() (Req, error) {
+	out, err := stagekit.Guard1("asyncfilter check", func() (Req, error) {
 		out, err := check(ctx, in)
 		rejected = err
 		return out, nil
@@ -121,7 +121,7 @@ func (b *asyncBehavior[Req, Res]) claim(m *checkMsg[Req, Res]) bool {
 // Control acts on a check's result: the request is answered, or forwarded,
 // rewritten (F3). A result that comes after Fail answered the request is
 // ignored.
-func (b *asyncBehavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
+func (b *asyncBehavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	m, ok := msg.(*checkMsg[Req, Res])
 	if !ok || m.b != b {
 		return
@@ -145,7 +145,7 @@ func (b *asyncBehavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
 
 // Fail answers every request under check with err and cancels its check:
 // the stage is restarting or stopping.
-func (b *asyncBehavior[Req, Res]) Fail(s *actors.Stage[Req, Res], err error) {
+func (b *asyncBehavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	for m := range b.pending {
 		delete(b.pending, m)
 		m.cancel()

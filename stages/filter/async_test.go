@@ -14,6 +14,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/filter"
@@ -160,7 +161,7 @@ func TestF2_ChecksPassingWhileTheInnerIsNotReadyWaitTheirTurn(t *testing.T) {
 		assert.Equal(t, 0, st.Queued, "none went back to the mailbox")
 		assert.Equal(t, 1, h.Waiting())
 		assert.Zero(t, f.Checking())
-		assert.Zero(t, actors.Violations())
+		assert.Zero(t, stagekit.Violations())
 
 		h.Allow(4)
 		for range 4 {

@@ -4,29 +4,29 @@ import (
 	"fmt"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Filter is a running filter stage with a synchronous predicate: a
 // troupe.Service and a troupe.Closer. It is safe for concurrent use.
 type Filter[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 }
 
 // Option configures a Filter or an AsyncFilter.
-type Option func(*actors.Config)
+type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox. The default, 0,
 // sets no limit of its own: the stage admits what the stages outside it
 // admit. For an AsyncFilter it also bounds the checks running at once.
-func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n } }
 
-func config(name string, opts []Option) (actors.Config, error) {
-	cfg := actors.Config{Name: name}
+func config(name string, opts []Option) (stagekit.Config, error) {
+	cfg := stagekit.Config{Name: name}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
 		return cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	return cfg, nil
@@ -43,11 +43,11 @@ func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], pred
 	if err != nil {
 		return nil, err
 	}
-	st, err := actors.Spawn[Req, Res](h, cfg, inner, &syncBehavior[Req, Res]{pred: predicate})
+	st, err := stagekit.Spawn[Req, Res](h, cfg, inner, &syncBehavior[Req, Res]{pred: predicate})
 	if err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
 	}
-	return &Filter[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
+	return &Filter[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that puts a Filter with predicate over the service
@@ -61,12 +61,12 @@ func Layer[Req, Res any](predicate func(Req) (Req, error), opts ...Option) troup
 // syncBehavior runs the predicate on each request the stage takes. It has
 // no state of its own.
 type syncBehavior[Req, Res any] struct {
-	actors.Passthrough[Req, Res]
+	stagekit.Passthrough[Req, Res]
 	pred func(Req) (Req, error) // never changed
 }
 
 // Request checks e and forwards it, rewritten, or answers it (F1, F3).
-func (b *syncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+func (b *syncBehavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	req, err := runPredicate(b.pred, e.Req)
 	if err != nil {
 		s.Answer(e, err)
@@ -80,7 +80,7 @@ func (b *syncBehavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.En
 // panic into a *troupe.PanicError.
 func runPredicate[Req any](pred func(Req) (Req, error), in Req) (Req, error) {
 	var rejected error
-	out, err := actors.Guard1("filter predicate", func() (Req, error) {
+	out, err := stagekit.Guard1("filter predicate", func() (Req, error) {
 		out, err := pred(in)
 		rejected = err
 		return out, nil

@@ -140,13 +140,13 @@ func TestFilterLayerAndBadConfig(t *testing.T) {
 
 		_, err = filter.NewFilter[int, int](sys, echo, nil)
 		assert.ErrorIs(t, err, filter.ErrNilCheck)
-		assert.ErrorIs(t, err, actors.ErrBadConfig)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig)
 		_, err = filter.NewFilter[int, int](sys, echo, evenOnly, filter.Capacity(1<<31))
 		assert.ErrorIs(t, err, filter.ErrBadCapacity)
 		_, err = filter.NewAsync[int, int](sys, echo, nil)
 		assert.ErrorIs(t, err, filter.ErrNilCheck)
 		_, err = filter.NewAsync[int, int](sys, echo, func(_ context.Context, v int) (int, error) { return v, nil }, filter.Capacity(-1))
-		assert.ErrorIs(t, err, actors.ErrBadConfig)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	})
 }
 

@@ -5,17 +5,18 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // ErrBadLimit is returned for a limit below 1; it matches
-// actors.ErrBadConfig.
-var ErrBadLimit = fmt.Errorf("%w: concurrency limit must be at least 1", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadLimit = fmt.Errorf("%w: concurrency limit must be at least 1", troupe.ErrBadConfig)
 
 // Limit is a running concurrency-limit stage: a troupe.Service and a
 // troupe.Closer.
 // It is safe for concurrent use.
 type Limit[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 }
 
 // New spawns a stage that lets at most n requests be in flight below it, in
@@ -24,12 +25,12 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*L
 	if n < 1 || n > actors.MaxCapacity {
 		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadLimit, n, actors.MaxCapacity)
 	}
-	cfg := actors.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true}
-	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
+	cfg := stagekit.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true}
+	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)
 	}
-	return &Limit[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
+	return &Limit[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that limits the requests in flight below it to n.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe"
 )
 
 // ErrOverloaded is the outcome of a call shed because the service below the
@@ -13,5 +13,5 @@ import (
 var ErrOverloaded = errors.New("loadshed: service overloaded")
 
 // ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: loadshed capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: loadshed capacity must be between 0 (no limit of its own) and actors.MaxCapacity", troupe.ErrBadConfig)

@@ -1,14 +1,14 @@
 package loadshed
 
 import (
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
-// The actors.Inner side of a LoadShed, used by the stage outside it. A
+// The stagekit.Inner side of a LoadShed, used by the stage outside it. A
 // LoadShed is always ready there too: a unit is "reserved" without taking
 // anything, and Send decides, without waiting, whether the request enters
-// the stage or is shed. NOTE: Send relies on actors.Stage.Send expecting a
+// the stage or is shed. NOTE: Send relies on stagekit.Stage.Send expecting a
 // slot reserved in the stage's mailbox (actors/handle.go).
 
 // shedInner is the LoadShed seen by the stage outside it.
@@ -35,7 +35,7 @@ func (l *shedInner[Req, Res]) Unreserve() {}
 // Send takes a slot in the stage without waiting and sends e into it, or,
 // when the stage is full, answers e with ErrOverloaded at once (LS2); once
 // the stage is closed, e is answered with the close error.
-func (l *shedInner[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
+func (l *shedInner[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
 	ok, err := l.st.Mailbox().TryReserve()
 	if ok {
 		l.st.ActorsInner().Send(e)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // DefaultCapacity is the capacity of a LoadShed's mailbox unless Capacity
@@ -13,38 +13,38 @@ import (
 const DefaultCapacity = 1
 
 // LoadShed is a running load-shedding stage: a troupe.Service, a
-// troupe.Closer, and an actors.Inner that is always ready to the stage
+// troupe.Closer, and an stagekit.Inner that is always ready to the stage
 // outside it. It is safe for concurrent use.
 type LoadShed[Req, Res any] struct {
-	actors.Handle[Req, Res]
-	st   *actors.Stage[Req, Res]
+	stagekit.Handle[Req, Res]
+	st   *stagekit.Stage[Req, Res]
 	shed troupe.PermitSource[Req, Res] // overloaded permits: no slot
 }
 
 // Option configures a LoadShed.
-type Option func(*actors.Config)
+type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): how
 // many requests may wait in the stage for the inner service's readiness
 // before calls are shed.
-func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n } }
 
 // New spawns a load-shedding stage over inner, in host h (nil means the
 // default system).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*LoadShed[Req, Res], error) {
-	cfg := actors.Config{Name: "loadshed", Capacity: DefaultCapacity}
+	cfg := stagekit.Config{Name: "loadshed", Capacity: DefaultCapacity}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
-	st, err := actors.Spawn(h, cfg, inner, actors.Passthrough[Req, Res]{})
+	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("loadshed: %w", err)
 	}
 	l := &LoadShed[Req, Res]{st: st}
-	l.Handle = actors.NewHandle(st, (*shedInner[Req, Res])(l), nil)
+	l.Handle = stagekit.NewHandle(st, (*shedInner[Req, Res])(l), nil)
 	return l, nil
 }
 

@@ -162,7 +162,7 @@ func TestBadCapacityIsAnError(t *testing.T) {
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	_, err := loadshed.New[int, int](nil, f, loadshed.Capacity(-1))
 	assert.ErrorIs(t, err, loadshed.ErrBadCapacity)
-	assert.ErrorIs(t, err, actors.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 }
 
 func ExampleNew() {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // tick is the alarm's message: the limiter may have a unit again. A stale
@@ -20,16 +20,16 @@ type tick struct{}
 // reservations wait, and TryReserve reports not ready to a LoadShed above)
 // and pauses its intake (requests already reserved or queued wait in the
 // mailbox for the next unit); the alarm is set for when that unit comes.
-// NOTE: both switches belong to the actor (actors.Stage.PauseRequests,
+// NOTE: both switches belong to the actor (stagekit.Stage.PauseRequests,
 // mailbox.SetAdmission): only spend and Control flip them.
 type behavior[Req, Res any] struct {
-	actors.Passthrough[Req, Res]
+	stagekit.Passthrough[Req, Res]
 
 	// alarm is the stage's one timer, made once by attach and reset for
 	// every window or spacing interval, never replaced: no timer
 	// is allocated per window or per request. Safe for concurrent use.
-	alarm *actors.Alarm
-	clock actors.Clock // made with the stage
+	alarm *stagekit.Alarm
+	clock stagekit.Clock // made with the stage
 
 	mu      sync.Mutex
 	lim     limiter // guarded by mu; changed by the actor only
@@ -41,21 +41,21 @@ type behavior[Req, Res any] struct {
 	// intake resumed behind the limiter's back; such requests are not lost
 	// or sent early: they go, first, once units come back (one whose caller
 	// gave up meanwhile is answered then, spending nothing). Actor only.
-	kept []*actors.Envelope[Req, Res]
+	kept []*stagekit.Envelope[Req, Res]
 }
 
 func newBehavior[Req, Res any](lim limiter) *behavior[Req, Res] {
-	return &behavior[Req, Res]{lim: lim, clock: actors.NewClock()}
+	return &behavior[Req, Res]{lim: lim, clock: stagekit.NewClock()}
 }
 
 // attach gives the behavior its stage's alarm; called once, right after
 // the stage is spawned and before anyone can send it a request.
-func (b *behavior[Req, Res]) attach(s *actors.Stage[Req, Res]) {
+func (b *behavior[Req, Res]) attach(s *stagekit.Stage[Req, Res]) {
 	b.alarm = s.NewAlarm(tick{})
 }
 
 // Request spends a unit for e and forwards it, or keeps it while Limited.
-func (b *behavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	if len(b.kept) > 0 { // still Limited: those kept before go first
 		b.kept = append(b.kept, e)
 		s.PauseRequests(true)
@@ -71,7 +71,7 @@ func (b *behavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelo
 // spend takes one unit at now and reports whether it got one. When no unit
 // is left after it (the call that spent the last unit still goes, RL2), or
 // there was none, the stage goes Limited until the next unit comes.
-func (b *behavior[Req, Res]) spend(s *actors.Stage[Req, Res], now time.Time) bool {
+func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) bool {
 	b.mu.Lock()
 	ok := b.lim.take(now)
 	until, limited := b.lim.limitedUntil(now)
@@ -88,7 +88,7 @@ func (b *behavior[Req, Res]) spend(s *actors.Stage[Req, Res], now time.Time) boo
 
 // Control handles the alarm: the kept requests go while units are left,
 // then, unless the limiter is Limited again, reservations and intake open.
-func (b *behavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
+func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	if _, ok := msg.(tick); !ok {
 		return
 	}
@@ -134,7 +134,7 @@ func (b *behavior[Req, Res]) popKept() {
 // Fail answers the kept requests with err. The limiter keeps its state
 // across a restart (a panic must not reset the rate); on a stop the alarm
 // is disarmed.
-func (b *behavior[Req, Res]) Fail(s *actors.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	kept := b.kept
 	b.kept = nil
 	for _, e := range kept {

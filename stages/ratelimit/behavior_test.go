@@ -14,6 +14,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/testsys"
 )
 
@@ -47,7 +48,7 @@ type resumeIntake struct{}
 
 type unpausing struct{ *behavior[int, int] }
 
-func (u unpausing) Control(s *actors.Stage[int, int], msg any) {
+func (u unpausing) Control(s *stagekit.Stage[int, int], msg any) {
 	if _, ok := msg.(resumeIntake); ok {
 		s.PauseRequests(false)
 		return
@@ -69,7 +70,7 @@ func TestRL2_RequestReachingTheStageWhileLimitedIsKeptForTheNextWindow(t *testin
 	synctest.Test(t, func(t *testing.T) {
 		arr := newArrivals()
 		b := newBehavior[int, int](newWindow(Rate{Num: 1, Per: time.Second}))
-		st, err := actors.Spawn[int, int](testsys.New(t), actors.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
+		st, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
 		require.NoError(t, err)
 		b.attach(st)
 		ctx := context.Background()
@@ -113,7 +114,7 @@ func TestKeptRequestsAreAnsweredWhenTheStageStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		arr := newArrivals()
 		b := newBehavior[int, int](newWindow(Rate{Num: 1, Per: time.Hour}))
-		st, err := actors.Spawn[int, int](testsys.New(t), actors.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
+		st, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
 		require.NoError(t, err)
 		b.attach(st)
 		ctx := context.Background()
@@ -183,13 +184,13 @@ func TestRL5_TheStagesOneTimerIsReusedForEveryWindow(t *testing.T) {
 
 func first(_ int, err error) error { return err }
 
-// timerOf reads the *time.Timer inside an actors.Alarm, to show it is the
+// timerOf reads the *time.Timer inside an stagekit.Alarm, to show it is the
 // same one across windows. NOTE: it depends on the unexported field
-// actors.Alarm.t; if that changes, this check is skipped, not failed.
-func timerOf(t *testing.T, a *actors.Alarm) uintptr {
+// stagekit.Alarm.t; if that changes, this check is skipped, not failed.
+func timerOf(t *testing.T, a *stagekit.Alarm) uintptr {
 	f := reflect.ValueOf(a).Elem().FieldByName("t")
 	if !f.IsValid() || f.Kind() != reflect.Pointer {
-		t.Skip("actors.Alarm no longer holds its timer in field t: update timerOf")
+		t.Skip("stagekit.Alarm no longer holds its timer in field t: update timerOf")
 	}
 	return f.Pointer()
 }

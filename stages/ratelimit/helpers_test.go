@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/ratelimit"
@@ -118,13 +119,13 @@ func newRL(t *testing.T, inner troupe.Service[int, int], r ratelimit.Rate, opts 
 // hold the stage's actor busy for a while: the stage's alarm message then
 // waits, and its handler runs late, deterministically (a busy or
 // descheduled actor, made visible to synctest's clock). It implements
-// actors.Inner itself, delegating the call to a FuncService.
+// stagekit.Inner itself, delegating the call to a FuncService.
 type stallFunc struct {
 	f     *actors.FuncService[int, int]
 	stall atomic.Int64 // how long the next TryReserve sleeps
 }
 
-var _ actors.Inner[int, int] = (*stallFunc)(nil)
+var _ stagekit.Inner[int, int] = (*stallFunc)(nil)
 
 func (s *stallFunc) Reserve(ctx context.Context) (*troupe.Permit[int, int], error) {
 	return s.f.Reserve(ctx)
@@ -140,4 +141,4 @@ func (s *stallFunc) TryReserve() (bool, error) {
 func (s *stallFunc) ReserveAsync(*mailbox.Waiter) (bool, error) { return s.TryReserve() }
 func (s *stallFunc) CancelWait(*mailbox.Waiter) bool            { return false }
 func (s *stallFunc) Unreserve()                                 {}
-func (s *stallFunc) Send(e *actors.Envelope[int, int])          { s.f.ActorsInner().Send(e) }
+func (s *stallFunc) Send(e *stagekit.Envelope[int, int])        { s.f.ActorsInner().Send(e) }

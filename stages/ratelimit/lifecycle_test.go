@@ -85,7 +85,7 @@ func TestCloseAbortedWhileLimitedAnswersTheQueue(t *testing.T) {
 func TestNewStageOverInnerAndHost(t *testing.T) {
 	sys := testsys.New(t)
 	_, err := ratelimit.New[int, int](sys, nil, perSecond(1))
-	assert.ErrorIs(t, err, actors.ErrBadConfig, "a nil inner service")
+	assert.ErrorIs(t, err, troupe.ErrBadConfig, "a nil inner service")
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	rl, err := ratelimit.New[int, int](sys, f, perSecond(7), ratelimit.Capacity(3), ratelimit.Smooth(2))
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // RateLimit is a running rate limit stage: a troupe.Service and a
@@ -13,7 +13,7 @@ import (
 // of its handle (tower's RateLimit cannot be shared across clones; this
 // one is a single actor). It is safe for concurrent use.
 type RateLimit[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 	b    *behavior[Req, Res]
 	rate Rate
 }
@@ -41,20 +41,20 @@ func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = tru
 // inner, in host h (nil means the default system). By default the limit is
 // a fixed window, tower's semantics (RL2-RL4a); see Smooth for the other
 // mode. A bad rate, burst or capacity is an error matching
-// actors.ErrBadConfig (RL1).
+// troupe.ErrBadConfig (RL1).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, opts ...Option) (*RateLimit[Req, Res], error) {
 	lim, cfg, err := build(r, opts)
 	if err != nil {
 		return nil, err
 	}
 	b := newBehavior[Req, Res](lim)
-	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: %w", err)
 	}
 	b.attach(st)
 	rl := &RateLimit[Req, Res]{b: b, rate: r}
-	rl.Handle = actors.NewHandle(st, nil, func() any { return rl.Snapshot() })
+	rl.Handle = stagekit.NewHandle(st, nil, func() any { return rl.Snapshot() })
 	return rl, nil
 }
 
@@ -67,7 +67,7 @@ func build(r Rate, opts []Option) (limiter, config, error) {
 	if err := r.check(); err != nil {
 		return nil, cfg, err
 	}
-	if _, err := actors.CheckCapacity(cfg.capacity); err != nil {
+	if _, err := stagekit.CheckCapacity(cfg.capacity); err != nil {
 		return nil, cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	if !cfg.smooth {

@@ -41,7 +41,7 @@ func TestRL1_BadConfigurationIsAnErrorNotAPanic(t *testing.T) {
 				rl, err := ratelimit.New[int, int](nil, f, tc.r, tc.opts...)
 				assert.Nil(t, rl)
 				assert.ErrorIs(t, err, tc.want)
-				assert.ErrorIs(t, err, actors.ErrBadConfig)
+				assert.ErrorIs(t, err, troupe.ErrBadConfig)
 			})
 			_, err := troupe.NewBuilder[int, int]().Layer(ratelimit.Layer[int, int](tc.r, tc.opts...)).Build(nil, f)
 			assert.ErrorIs(t, err, tc.want, "through a layer too")

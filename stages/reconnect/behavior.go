@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Messages from the connection actor and the proxy to the stage.
@@ -38,8 +38,8 @@ type connActor interface {
 // belong to the stage's actor goroutine; the counters and state are atomics
 // for observers.
 type behavior[Req, Res any] struct {
-	actors.Passthrough[Req, Res]
-	st       *actors.Stage[Req, Res]
+	stagekit.Passthrough[Req, Res]
+	st       *stagekit.Stage[Req, Res]
 	conn     connActor
 	idle     notConnected[Req, Res]
 	onChange func(from, to State)
@@ -54,7 +54,7 @@ type behavior[Req, Res any] struct {
 	ended bool                     // actor; the connection actor stopped: no connection will come
 }
 
-// set moves to state to and tells OnStateChange, under actors.Guard: it
+// set moves to state to and tells OnStateChange, under stagekit.Guard: it
 // returns the callback's panic, a *troupe.PanicError, for the request the
 // change was made for (see unheard for changes no request waits for).
 func (b *behavior[Req, Res]) set(to State) error {
@@ -62,7 +62,7 @@ func (b *behavior[Req, Res]) set(to State) error {
 	if from == to || b.onChange == nil {
 		return nil
 	}
-	return actors.Guard("reconnect: OnStateChange", func() { b.onChange(from, to) })
+	return stagekit.Guard("reconnect: OnStateChange", func() { b.onChange(from, to) })
 }
 
 // unheard logs err, a panic of OnStateChange that no request is told about.
@@ -74,7 +74,7 @@ func (b *behavior[Req, Res]) unheard(err error) {
 
 // tell answers the request at the head of the line for a connection with
 // err, if err is not nil; with no such request, err is logged.
-func (b *behavior[Req, Res]) tell(s *actors.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res]) tell(s *stagekit.Stage[Req, Res], err error) {
 	if err != nil && !s.AnswerParked(err) {
 		b.unheard(err)
 	}
@@ -88,7 +88,7 @@ func (b *behavior[Req, Res]) closedErr() error { return &troupe.ClosedError{Serv
 // made, e waits in the stage. Once the connection actor has stopped (the
 // stage is closing), a request that would need a new connection gets a
 // *troupe.ClosedError.
-func (b *behavior[Req, Res]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	if b.svc == nil {
 		if b.ended {
 			s.Answer(e, b.closedErr())
@@ -116,14 +116,14 @@ func (b *behavior[Req, Res]) connect() error {
 }
 
 // Control handles the lifecycle messages.
-func (b *behavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
+func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	switch m := msg.(type) {
 	case *connectedMsg[Req, Res]:
 		b.asked = false
 		b.svc, b.gen = m.svc, m.gen
 		b.connects.Add(1)
 		b.tell(s, b.set(Connected))
-		s.SetInner(newProxy(actors.AsInner(m.svc), m.gen, b.broken))
+		s.SetInner(newProxy(stagekit.AsInner(m.svc), m.gen, b.broken))
 	case dialFailedMsg:
 		// The request that waited for this connection gets its error; the
 		// next one tries again, when the supervisor's backoff allows.
@@ -156,7 +156,7 @@ func (b *behavior[Req, Res]) Control(s *actors.Stage[Req, Res], msg any) {
 
 // reconnect has the requests parked in s wait for a new connection, or,
 // when none will come, answers them with a *troupe.ClosedError.
-func (b *behavior[Req, Res]) reconnect(s *actors.Stage[Req, Res]) error {
+func (b *behavior[Req, Res]) reconnect(s *stagekit.Stage[Req, Res]) error {
 	if !b.ended {
 		return b.connect()
 	}
@@ -169,7 +169,7 @@ func (b *behavior[Req, Res]) reconnect(s *actors.Stage[Req, Res]) error {
 // up, the stage is broken for good; when the stage is closing, no
 // connection will come, so the requests waiting for one are answered now
 // (those with a live connection drain through it).
-func (b *behavior[Req, Res]) connEnded(s *actors.Stage[Req, Res], m stoppedMsg) {
+func (b *behavior[Req, Res]) connEnded(s *stagekit.Stage[Req, Res], m stoppedMsg) {
 	b.ended = true
 	if m.failed {
 		b.unheard(b.set(Failed))
@@ -214,7 +214,7 @@ func (b *behavior[Req, Res]) stopped(last error, failed bool) {
 // connection: calling it is what panicked. A stop ends the connection actor.
 // The requests the stage held are answered already, so a panic of
 // OnStateChange here is only logged.
-func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 	if errors.Is(err, troupe.ErrRestarted) {
 		if b.svc != nil {
 			b.failures.Add(1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -113,7 +114,7 @@ func (c *conn[Target, Req, Res]) Receive(ctx actor.Context) {
 		}
 	case stopMsg:
 		c.stopping = true
-		c.mb.PostSystemMessage(&actor.Stop{}) // not ctx.Stop: see actors.Stage.stopSelf
+		c.mb.PostSystemMessage(&actor.Stop{}) // not ctx.Stop: see stagekit.Stage.stopSelf
 	case *actor.Restarting:
 		c.stopDial()
 	case *actor.Stopped:
@@ -126,7 +127,7 @@ func (c *conn[Target, Req, Res]) Receive(ctx actor.Context) {
 }
 
 // dial starts a dial unless one is in progress. The connector runs on a
-// goroutine of its own, under actors.Guard: a panic in it is a failed dial.
+// goroutine of its own, under stagekit.Guard: a panic in it is a failed dial.
 func (c *conn[Target, Req, Res]) dial() {
 	if c.cancel != nil {
 		return
@@ -137,7 +138,7 @@ func (c *conn[Target, Req, Res]) dial() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	c.cancel = cancel
 	go func() {
-		svc, err := actors.Guard1("reconnect: connector", func() (troupe.Service[Req, Res], error) {
+		svc, err := stagekit.Guard1("reconnect: connector", func() (troupe.Service[Req, Res], error) {
 			return troupe.Do(ctx, c.connector, c.target)
 		})
 		if err == nil && svc == nil {
@@ -184,7 +185,7 @@ func (c *conn[Target, Req, Res]) stopDial() {
 
 // dropped closes a connection that arrived after the actor stopped.
 // ClosesFirst tells the host to close the connection actor before the
-// stages (actors.ClosesFirst): its Close cancels the dial and waits for no
+// stages (stagekit.ClosesFirst): its Close cancels the dial and waits for no
 // user code, so the stages above can drain.
 func (c *conn[Target, Req, Res]) ClosesFirst() bool { return true }
 
@@ -235,11 +236,11 @@ func (f *connFailure) Unwrap() error { return f.err }
 func (f *connFailure) Streak() int { return f.streak }
 
 // closeService closes a discarded connection, on a goroutine of its own
-// (closing may block), under actors.Guard: a panic in Close is logged.
+// (closing may block), under stagekit.Guard: a panic in Close is logged.
 func closeService[Req, Res any](log *slog.Logger, svc troupe.Service[Req, Res]) {
 	if cl, ok := svc.(troupe.Closer); ok {
 		go func() {
-			if err := actors.Guard("reconnect: closing a connection", func() { _ = cl.Close(context.Background()) }); err != nil {
+			if err := stagekit.Guard("reconnect: closing a connection", func() { _ = cl.Close(context.Background()) }); err != nil {
 				log.Error("reconnect: closing a discarded connection panicked", "err", err)
 			}
 		}()

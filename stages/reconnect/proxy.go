@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -17,14 +17,14 @@ var errNotConnected = errors.New("reconnect: not connected")
 
 // notConnected is the stage's inner service while there is no connection:
 // never ready, so requests park in the stage until a connection replaces it
-// (actors.Stage.SetInner re-parks them there).
+// (stagekit.Stage.SetInner re-parks them there).
 type notConnected[Req, Res any] struct{}
 
 func (notConnected[Req, Res]) TryReserve() (bool, error)                  { return false, nil }
 func (notConnected[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return false, nil }
 func (notConnected[Req, Res]) CancelWait(*mailbox.Waiter) bool            { return true }
 func (notConnected[Req, Res]) Unreserve()                                 {}
-func (notConnected[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
+func (notConnected[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
 	var zero Res
 	e.Answer(zero, errNotConnected)
 }
@@ -34,7 +34,7 @@ func (notConnected[Req, Res]) Send(e *actors.Envelope[Req, Res]) {
 // the proxy reports the connection broken and the stage waits for
 // the next one. It is safe for concurrent use.
 type proxy[Req, Res any] struct {
-	in     actors.Inner[Req, Res]
+	in     stagekit.Inner[Req, Res]
 	gen    uint64
 	broken func(gen uint64, err error) // tells the stage; once
 
@@ -45,7 +45,7 @@ type proxy[Req, Res any] struct {
 	waitErr bool            // w was told an error, so outer will get nothing; guarded by mu
 }
 
-func newProxy[Req, Res any](in actors.Inner[Req, Res], gen uint64, broken func(uint64, error)) *proxy[Req, Res] {
+func newProxy[Req, Res any](in stagekit.Inner[Req, Res], gen uint64, broken func(uint64, error)) *proxy[Req, Res] {
 	p := &proxy[Req, Res]{in: in, gen: gen, broken: broken}
 	p.w = mailbox.NewWaiter(p.notified)
 	return p
@@ -108,11 +108,11 @@ func (p *proxy[Req, Res]) CancelWait(*mailbox.Waiter) bool {
 	return p.waitErr // no grant is coming after an error
 }
 
-func (p *proxy[Req, Res]) Unreserve()                        { p.in.Unreserve() }
-func (p *proxy[Req, Res]) Send(e *actors.Envelope[Req, Res]) { p.in.Send(e) }
+func (p *proxy[Req, Res]) Unreserve()                          { p.in.Unreserve() }
+func (p *proxy[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) { p.in.Send(e) }
 
 // Reserve never succeeds: there is no connection. (notConnected is passed to
-// actors.Spawn as the stage's first inner service; only its Inner side is
+// stagekit.Spawn as the stage's first inner service; only its Inner side is
 // ever used.)
 func (notConnected[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	<-ctx.Done()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // State is a Reconnect stage's lifecycle state.
@@ -60,8 +61,8 @@ var errNilConnection = errors.New("reconnect: the connector returned no connecti
 // Reconnect is a running reconnect stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
 type Reconnect[Req, Res any] struct {
-	actors.Handle[Req, Res]
-	st *actors.Stage[Req, Res]
+	stagekit.Handle[Req, Res]
+	st *stagekit.Stage[Req, Res]
 	b  *behavior[Req, Res]
 	c  interface{ Close(context.Context) error }
 }
@@ -157,7 +158,7 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 			return nil, fmt.Errorf("reconnect: connector: %w", err)
 		}
 	}
-	host, err := actors.HostFrom(h)
+	host, err := stagekit.HostFrom(h)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 		return nil, fmt.Errorf("reconnect: %w", err)
 	}
 	b.conn = c
-	st, err := actors.Spawn[Req, Res](host, actors.Config{Name: "reconnect", Capacity: o.capacity}, b.idle, b)
+	st, err := stagekit.Spawn[Req, Res](host, stagekit.Config{Name: "reconnect", Capacity: o.capacity}, b.idle, b)
 	if err != nil {
 		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
@@ -181,6 +182,6 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
 	r := &Reconnect[Req, Res]{st: st, b: b, c: c}
-	r.Handle = actors.NewHandle(st, nil, func() any { return r.Counters() })
+	r.Handle = stagekit.NewHandle(st, nil, func() any { return r.Counters() })
 	return r, nil
 }

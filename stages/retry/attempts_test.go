@@ -28,7 +28,7 @@ func TestHR4_NegativeMaxIsAnErrorAtConstruction(t *testing.T) {
 
 		_, err := retry.New(sys, leaf, retry.Attempts[int, int]{Max: -1})
 		assert.ErrorIs(t, err, retry.ErrBadMax)
-		assert.ErrorIs(t, err, actors.ErrBadConfig)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig)
 
 		_, err = retry.New(sys, leaf, embedded{retry.Attempts[int, int]{Max: -3}})
 		assert.ErrorIs(t, err, retry.ErrBadMax, "a policy embedding Attempts is checked too")

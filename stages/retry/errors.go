@@ -4,17 +4,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe"
 )
 
 // ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("retry: capacity must be between 0 (no limit of its own) and actors.MaxCapacity: %w", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("retry: capacity must be between 0 (no limit of its own) and actors.MaxCapacity: %w", troupe.ErrBadConfig)
 
 // ErrBadMax is returned by New and Layer for an Attempts policy (or a
 // policy that embeds one) whose Max is negative; it matches
-// actors.ErrBadConfig.
-var ErrBadMax = fmt.Errorf("retry: Attempts.Max must not be negative: %w", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadMax = fmt.Errorf("retry: Attempts.Max must not be negative: %w", troupe.ErrBadConfig)
 
 // ErrSessionOver ends a session whose request's outcome was delivered, or
 // whose caller gave up, while it waited to retry: nobody sees it.

@@ -1,6 +1,6 @@
 package retry
 
-import "github.com/troupe-go/troupe/actors"
+import "github.com/troupe-go/troupe/actors/stagekit"
 
 // names are the Where of the *troupe.PanicError that a panic in a policy's
 // code becomes: the stage's name and the function's. They are made once per
@@ -56,7 +56,7 @@ func (ss *session[Req, Res, T, P]) bindPolicy() {
 // clone runs the policy's CloneRequest under guard: a panic in it, or in
 // Attempts' Copy, is the error.
 func (ss *session[Req, Res, T, P]) clone(req *Req) (c Req, again bool, err error) {
-	err = actors.Guard(ss.b.names.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
+	err = stagekit.Guard(ss.b.names.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
 	if err == nil && ss.ap != nil {
 		err = ss.ap.fault()
 	}
@@ -70,7 +70,7 @@ func (ss *session[Req, Res, T, P]) judge(res Res, err error) (Res, error, Wait, 
 	ss.res, ss.err = res, err
 	var w Wait
 	var again bool
-	perr := actors.Guard(ss.b.names.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
+	perr := stagekit.Guard(ss.b.names.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
 	res, err = ss.res, ss.err
 	var zero Res
 	ss.res, ss.err = zero, nil

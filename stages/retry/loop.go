@@ -3,7 +3,7 @@ package retry
 import (
 	"time"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Control messages of the session loop.
@@ -31,7 +31,7 @@ type (
 )
 
 // Control runs the session loop's transitions (actor).
-func (b *behavior[Req, Res, T, P]) Control(_ *actors.Stage[Req, Res], msg any) {
+func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	switch m := msg.(type) {
 	case *waitMsg[Req, Res, T, P]:
 		if m.ss.gen == m.gen && m.ss.state.Load() == waiting {

@@ -3,7 +3,7 @@ package retry
 import (
 	"time"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Policy decides about retries. Each session works on its own copy of the
@@ -119,7 +119,7 @@ func (a *Attempts[Req, Res]) CloneRequest(req *Req) (Req, bool) {
 	}
 	var c Req
 	var ok bool
-	if err := actors.Guard(a.names.copy, func() { c, ok = a.Copy(*req) }); err != nil {
+	if err := stagekit.Guard(a.names.copy, func() { c, ok = a.Copy(*req) }); err != nil {
 		a.panicked = err
 		var zero Req
 		return zero, false
@@ -134,14 +134,14 @@ func (a *Attempts[Req, Res]) retryable(res Res, err error) (bool, error) {
 	case a.names == nil:
 		return a.Retryable(res, err), nil
 	}
-	return actors.Guard1(a.names.retryable, func() (bool, error) { return a.Retryable(res, err), nil })
+	return stagekit.Guard1(a.names.retryable, func() (bool, error) { return a.Retryable(res, err), nil })
 }
 
 func (a *Attempts[Req, Res]) delay() (time.Duration, error) {
 	if a.names == nil {
 		return a.Backoff.Delay(a.retries), nil
 	}
-	return actors.Guard1(a.names.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
+	return stagekit.Guard1(a.names.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
 }
 
 // stop ends a session with the panic of one of Attempts' functions.

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/dheap"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
@@ -15,7 +15,7 @@ import (
 // Retry is a running retry stage: a troupe.Service and a troupe.Closer.
 // It is safe for concurrent use.
 type Retry[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 	stats func() Sessions
 }
 
@@ -56,14 +56,14 @@ type policyPtr[Req, Res, T any] interface {
 
 // New spawns a retry stage over inner in host h (nil means the default
 // system). Every session starts from its own copy of proto. A bad
-// configuration is an error matching actors.ErrBadConfig: ErrBadCapacity,
+// configuration is an error matching troupe.ErrBadConfig: ErrBadCapacity,
 // or ErrBadMax for an Attempts policy with a negative Max.
 func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
 	o := options{}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if _, err := actors.CheckCapacity(o.capacity); err != nil {
+	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	bind, err := checkPolicy[Req, Res, T, P](&proto)
@@ -71,11 +71,11 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 		return nil, err
 	}
 	const name = "retry"
-	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, names: newNames(name), budget: o.budget, attempts: actors.NewPool[Req, Res]()}
+	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, names: newNames(name), budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
 	b.sessions.New = func() any { return &session[Req, Res, T, P]{b: b} }
 	b.waits.Less = func(x, y *session[Req, Res, T, P]) bool { return x.due.Before(y.due) }
 	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
-	st, err := actors.Spawn[Req, Res](h, actors.Config{Name: name, Capacity: o.capacity}, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity}, inner, b)
 	if err != nil {
 		return nil, errors.Join(errors.New("retry: spawn"), err)
 	}
@@ -83,7 +83,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	b.alarm = st.NewAlarm(tickMsg{})
 	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
 	r := &Retry[Req, Res]{stats: b.snapshot}
-	r.Handle = actors.NewHandle(st, nil, func() any { return r.Sessions() })
+	r.Handle = stagekit.NewHandle(st, nil, func() any { return r.Sessions() })
 	return r, nil
 }
 
@@ -103,8 +103,8 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	bind     bool   // proto is an Attempts: sessions bind their copies
 	names    *names // where a panic in the policy's code happened
 	budget   *budget.Budget
-	st       *actors.Stage[Req, Res]
-	alarm    *actors.Alarm
+	st       *stagekit.Stage[Req, Res]
+	alarm    *stagekit.Alarm
 	waiter   *mailbox.Waiter // one wait on the inner service at a time
 	attempts *sync.Pool      // attempt envelopes
 	sessions sync.Pool
@@ -141,7 +141,7 @@ func (b *behavior[Req, Res, T, P]) snapshot() Sessions {
 // Request starts a session for a request taken from the mailbox: the
 // policy copy comes first, before any policy method runs; then the request
 // is copied for a later attempt (a panic in that ends the session at once).
-func (b *behavior[Req, Res, T, P]) Request(s *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) {
+func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	ss := b.sessions.Get().(*session[Req, Res, T, P])
 	ss.start(e, b.proto)
 	if b.budget != nil {
@@ -163,7 +163,7 @@ func (b *behavior[Req, Res, T, P]) Request(s *actors.Stage[Req, Res], e *actors.
 func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
 
 // Fail ends every session in flight with err: the stage restarts or stops.
-func (b *behavior[Req, Res, T, P]) Fail(_ *actors.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.waits.Clear()
 	clear(b.needUnit)

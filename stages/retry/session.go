@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Session states.
@@ -22,13 +22,13 @@ const (
 // and a Fail racing for a session settle it once.
 type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	b      *behavior[Req, Res, T, P]
-	parent *actors.Envelope[Req, Res] // the request; the stage holds it for the session
-	pol    T                          // this session's copy of the policy
-	ap     attemptsPolicy             // pol as an Attempts, when bound; nil otherwise
-	req    Req                        // the copy for the next attempt
-	again  bool                       // req is a copy: the outcome goes to the policy
-	res    Res                        // the attempt's outcome, while the policy judges it:
-	err    error                      // fields, so that handing their addresses costs no allocation
+	parent *stagekit.Envelope[Req, Res] // the request; the stage holds it for the session
+	pol    T                            // this session's copy of the policy
+	ap     attemptsPolicy               // pol as an Attempts, when bound; nil otherwise
+	req    Req                          // the copy for the next attempt
+	again  bool                         // req is a copy: the outcome goes to the policy
+	res    Res                          // the attempt's outcome, while the policy judges it:
+	err    error                        // fields, so that handing their addresses costs no allocation
 	state  atomic.Int32
 	refs   atomic.Int32 // 1 while in flight, +1 per attempt whose outcome is pending
 	gen    uint64       // actor; bumped at every reuse, so stale messages are ignored
@@ -45,7 +45,7 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 
 // start readies a pooled session for request e (actor). No policy method
 // runs yet: the session's own copy of the policy comes first.
-func (ss *session[Req, Res, T, P]) start(e *actors.Envelope[Req, Res], proto T) {
+func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T) {
 	ss.gen++
 	ss.parent = e
 	ss.pol = proto
@@ -77,13 +77,13 @@ func (ss *session[Req, Res, T, P]) send() {
 	ss.stopWatch()
 	ss.refs.Add(1)
 	ss.state.Store(running)
-	att := actors.NewChild(b.attempts, ss.parent, ss.parent.Ctx, req, actors.Hook[Req, Res](ss))
+	att := stagekit.NewChild(b.attempts, ss.parent, ss.parent.Ctx, req, stagekit.Hook[Req, Res](ss))
 	b.st.SendInner(att)
 }
 
 // Complete is the hook of an attempt's first frame: the attempt's outcome.
 // It runs where the outcome was produced.
-func (ss *session[Req, Res, T, P]) Complete(_ *actors.Envelope[Req, Res], _ *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (ss *session[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	defer ss.unref()
 	if ss.state.Load() != running {
 		return res, err, false // the session ended meanwhile (Fail): discard

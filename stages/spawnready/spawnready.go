@@ -5,44 +5,44 @@ import (
 	"fmt"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// actors.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be between 0 (no limit of its own) and actors.MaxCapacity", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be between 0 (no limit of its own) and actors.MaxCapacity", troupe.ErrBadConfig)
 
 // SpawnReady is a running spawn-ready stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
 type SpawnReady[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 }
 
 // Option configures a SpawnReady.
-type Option func(*actors.Config)
+type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): one
 // request waits for the background readiness wait, the others for a slot.
-func Capacity(n int) Option { return func(c *actors.Config) { c.Capacity = n } }
+func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n } }
 
 // New spawns a stage over inner, in host h (nil means the default system),
 // whose waits for inner's readiness each run on a goroutine of their own.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*SpawnReady[Req, Res], error) {
-	cfg := actors.Config{Name: "spawnready", Capacity: 1}
+	cfg := stagekit.Config{Name: "spawnready", Capacity: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if _, err := actors.CheckCapacity(cfg.Capacity); err != nil {
+	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	if inner == nil {
-		return nil, fmt.Errorf("spawnready: nil inner service: %w", actors.ErrBadConfig)
+		return nil, fmt.Errorf("spawnready: nil inner service: %w", troupe.ErrBadConfig)
 	}
-	st, err := actors.Spawn[Req, Res](h, cfg, plain[Req, Res]{inner}, actors.Passthrough[Req, Res]{})
+	st, err := stagekit.Spawn[Req, Res](h, cfg, plain[Req, Res]{inner}, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("spawnready: %w", err)
 	}
-	return &SpawnReady[Req, Res]{actors.NewHandle(st, nil, nil)}, nil
+	return &SpawnReady[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
 }
 
 // Layer returns a layer that puts a SpawnReady over the service inside it.
@@ -52,9 +52,9 @@ func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
 	})
 }
 
-// plain hides every method of a service but Reserve, so that actors.Spawn
-// adapts it with actors.Adapt (a goroutine per readiness wait) even when
-// the service implements actors.Inner itself. NOTE: relies on actors.AsInner
+// plain hides every method of a service but Reserve, so that stagekit.Spawn
+// adapts it with stagekit.Adapt (a goroutine per readiness wait) even when
+// the service implements stagekit.Inner itself. NOTE: relies on stagekit.AsInner
 // choosing Adapt for a service without the Inner methods (actors/inner.go).
 type plain[Req, Res any] struct{ svc troupe.Service[Req, Res] }
 

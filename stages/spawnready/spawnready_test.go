@@ -79,7 +79,7 @@ func TestSR1_ReadinessWaitRunsInTheBackground(t *testing.T) {
 	})
 }
 
-// recordingMock implements actors.Inner (through the mock) and records its
+// recordingMock implements stagekit.Inner (through the mock) and records its
 // Reserve calls: a stage would normally never call Reserve on it.
 type recordingMock struct {
 	*troupetest.Mock[int, int]
@@ -219,9 +219,9 @@ func TestSR1_CloseWithdrawsTheBackgroundWait(t *testing.T) {
 func TestBadConfigIsAnError(t *testing.T) {
 	_, err := spawnready.New[int, int](nil, newPool(), spawnready.Capacity(-1))
 	assert.ErrorIs(t, err, spawnready.ErrBadCapacity)
-	assert.ErrorIs(t, err, actors.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	_, err = spawnready.New[int, int](nil, nil)
-	assert.ErrorIs(t, err, actors.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 }
 
 func ExampleNew() {

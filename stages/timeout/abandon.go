@@ -1,6 +1,6 @@
 package timeout
 
-import "github.com/troupe-go/troupe/actors"
+import "github.com/troupe-go/troupe/actors/stagekit"
 
 // Abandon makes the stage answer a call at its deadline even when the work
 // below it ignores its context: the caller gets the timeout error on time,
@@ -32,7 +32,7 @@ const (
 // runs on a goroutine of its own, and a frame above the stage's own tells
 // when that work ends (the timeout's frame completes at the deadline, the
 // work's frame only when the work returns).
-func (b *behavior[Req, Res]) watchWork(e *actors.Envelope[Req, Res], ctx *callCtx) error {
+func (b *behavior[Req, Res]) watchWork(e *stagekit.Envelope[Req, Res], ctx *callCtx) error {
 	w, err := e.Push((*workEnd[Req, Res])(b))
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ type workEnd[Req, Res any] behavior[Req, Res]
 
 // Complete runs when the work below the stage ends; if its call was
 // abandoned, the stage no longer waits for it.
-func (w *workEnd[Req, Res]) Complete(_ *actors.Envelope[Req, Res], f *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (w *workEnd[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	b := (*behavior[Req, Res])(w)
 	if f.Aux.(*callCtx).work.Swap(workEnded) == workAbandoned && b.abandoned.Add(-1) == 0 {
 		b.st.Recheck() // a draining stage may stop now

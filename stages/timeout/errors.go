@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe"
 )
 
 // ErrTimeout is matched by the error of a call that timed out.
 var ErrTimeout = errors.New("timeout: request timed out")
 
 // ErrBadDuration is returned for a timeout of zero or less; it matches
-// actors.ErrBadConfig.
-var ErrBadDuration = fmt.Errorf("%w: timeout must be greater than zero", actors.ErrBadConfig)
+// troupe.ErrBadConfig.
+var ErrBadDuration = fmt.Errorf("%w: timeout must be greater than zero", troupe.ErrBadConfig)
 
 // Error is the outcome of a call that timed out. It matches ErrTimeout and
 // unwraps to context.DeadlineExceeded.

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
 // It is safe for concurrent use.
 type Timeout[Req, Res any] struct {
-	actors.Handle[Req, Res]
+	stagekit.Handle[Req, Res]
 	b *behavior[Req, Res]
 }
 
@@ -24,7 +24,7 @@ type Timeout[Req, Res any] struct {
 type Option func(*options)
 
 type options struct {
-	cfg     actors.Config
+	cfg     stagekit.Config
 	abandon bool
 }
 
@@ -40,21 +40,21 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	if d <= 0 {
 		return nil, ErrBadDuration
 	}
-	o := options{cfg: actors.Config{Name: "timeout"}}
+	o := options{cfg: stagekit.Config{Name: "timeout"}}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
-	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: actors.NewClock(), abandon: o.abandon}
-	st, err := actors.Spawn[Req, Res](h, o.cfg, inner, b)
+	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: stagekit.NewClock(), abandon: o.abandon}
+	st, err := stagekit.Spawn[Req, Res](h, o.cfg, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("timeout: %w", err)
 	}
 	b.alarm = st.NewAlarm(expireMsg{})
 	b.st = st
 	t := &Timeout[Req, Res]{b: b}
-	t.Handle = actors.NewHandle(st, nil, func() any { return Calls{InFlight: t.InFlight(), Abandoned: t.Abandoned()} })
+	t.Handle = stagekit.NewHandle(st, nil, nil)
 	return t, nil
 }
 
@@ -80,12 +80,12 @@ type expireMsg struct{}
 // the senders (who add), the completers (who remove) and the actor (which
 // expires): all under mu.
 type behavior[Req, Res any] struct {
-	actors.Passthrough[Req, Res]
+	stagekit.Passthrough[Req, Res]
 	d     time.Duration
 	err   *Error // the outcome of every expired call; never changed
-	clock actors.Clock
-	alarm *actors.Alarm
-	st    *actors.Stage[Req, Res]
+	clock stagekit.Clock
+	alarm *stagekit.Alarm
+	st    *stagekit.Stage[Req, Res]
 
 	abandon   bool         // Abandon mode; never changed
 	abandoned atomic.Int64 // calls answered whose work still runs (see abandoning)
@@ -96,12 +96,12 @@ type behavior[Req, Res any] struct {
 	// FIFO is a deadline-ordered set, whose add, remove and earliest are
 	// O(1) and touch only the neighbours of the call they change.
 	mu    sync.Mutex
-	calls ilist.List[actors.Frame[Req, Res], *actors.Frame[Req, Res]]
+	calls ilist.List[stagekit.Frame[Req, Res], *stagekit.Frame[Req, Res]]
 }
 
 // OnSend starts the call's clock: the call is made now. It runs on the
 // sender's goroutine.
-func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelope[Req, Res]) error {
+func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) error {
 	f, err := e.Push(b)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (b *behavior[Req, Res]) OnSend(_ *actors.Stage[Req, Res], e *actors.Envelop
 }
 
 // Complete is the hook of the stage's frames: the call has its outcome.
-func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	b.mu.Lock()
 	mine := f.Listed()
 	if mine {
@@ -154,7 +154,7 @@ func (b *behavior[Req, Res]) Complete(e *actors.Envelope[Req, Res], f *actors.Fr
 
 // Control handles the alarm: every call whose deadline has strictly passed
 // returns the timeout error, and its work's context is cancelled.
-func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
+func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	if _, ok := msg.(expireMsg); !ok {
 		return
 	}
@@ -182,7 +182,7 @@ func (b *behavior[Req, Res]) Control(_ *actors.Stage[Req, Res], msg any) {
 // took out of the list (with the list's reference), then tells the work to
 // stop with cause. In that order: the work, told first, could answer with
 // the context's error and claim the frame before err.
-func (b *behavior[Req, Res]) expire(f *actors.Frame[Req, Res], err, cause error) {
+func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err, cause error) {
 	ctx := f.Aux.(*callCtx)
 	e := f.Envelope()
 	if b.abandon {
@@ -204,7 +204,7 @@ func (b *behavior[Req, Res]) Idle() bool {
 
 // Fail answers every call in flight with err when the stage stops; on a
 // restart the calls keep their deadlines.
-func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 	if errors.Is(err, troupe.ErrRestarted) {
 		return
 	}
@@ -222,8 +222,3 @@ func (b *behavior[Req, Res]) Fail(_ *actors.Stage[Req, Res], err error) {
 	}
 }
 
-// Calls is a snapshot of a timeout stage's calls (its Stats' Detail).
-type Calls struct {
-	InFlight  int // calls being timed
-	Abandoned int // calls whose caller was answered at the deadline and whose work still runs (Abandon)
-}

@@ -1,9 +1,0 @@
-package actors_test
-
-import (
-	"testing"
-
-	"github.com/troupe-go/troupe/internal/leakcheck"
-)
-
-func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,334 @@
+package stagekit
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"sync"
+
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// callState is the caller's side of a root envelope: the outcome once
+// delivered, and the leaf work the caller must run meanwhile.
+type callState[Req, Res any] struct {
+	mu        sync.Mutex
+	work      *Envelope[Req, Res] // FIFO of envelopes to run; guarded by mu
+	workTail  *Envelope[Req, Res] // guarded by mu
+	done      bool                // outcome delivered; guarded by mu
+	res       Res                 // guarded by mu
+	err       error               // guarded by mu
+	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
+	sleeping  bool                // the caller is blocked on wake; guarded by mu
+	gone      atomic.Bool         // done or abandoned: set with them, read without mu (Delivered)
+	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
+
+	// Leaf work running for this caller, and the slots of HoldUntilOutcome
+	// stages kept until none runs (see keepSlot).
+	running atomic.Int32       // leaf runs under way
+	heldN   atomic.Int32       // len(held), stored under mu
+	held    []*mailbox.Mailbox // guarded by mu
+
+	// For Stage.ReserveAndCall: the request waits in the stage's line for a
+	// slot, and the goroutine that frees one sends it (see slotGranted).
+	slot   *mailbox.Waiter       // made once per pooled envelope
+	target *stageInner[Req, Res] // the stage whose line it waits in; set by its caller
+
+	// The stage the call entered by: it counts the callers still waiting
+	// (Stage.waiting) and abandons their work when it is closed before they
+	// have their outcome. Set by newRoot, then read-only until reset.
+	entry *Stage[Req, Res]
+}
+
+func (c *callState[Req, Res]) reset() {
+	var zero Res
+	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
+	c.target, c.entry, c.held = nil, nil, nil
+	c.heldN.Store(0)
+	c.gone.Store(false)
+}
+
+// slotGranted is the outcome of a root envelope's wait in its stage's line
+// (ReserveAndCall), on the goroutine that freed the slot or closed the stage:
+// the request goes into the slot reserved for it, or is answered with the
+// close error.
+func (e *Envelope[Req, Res]) slotGranted(err error) {
+	if err != nil {
+		var zero Res
+		e.Answer(zero, err)
+		return
+	}
+	e.call.target.Send(e)
+}
+
+// pokeLocked wakes the caller if it sleeps. It must be called with mu held,
+// right after the change the caller must see; the token is sent after
+// unlocking (see unlockPoke).
+func (c *callState[Req, Res]) pokeLocked() bool {
+	if c.sleeping {
+		c.sleeping = false
+		return true
+	}
+	return false
+}
+
+func (c *callState[Req, Res]) unlockPoke(wake bool) {
+	c.mu.Unlock()
+	if wake {
+		c.wake <- struct{}{}
+	}
+}
+
+// deliver is the hook of a root envelope's first frame: it hands the final
+// outcome to the waiting caller.
+type deliver[Req, Res any] struct{}
+
+func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	c := e.call
+	c.mu.Lock()
+	c.done, c.res, c.err = true, res, err
+	c.gone.Store(true)
+	entry := c.entry
+	c.unlockPoke(c.pokeLocked())
+	entry.answered()
+	return res, err, false
+}
+
+// rootPool makes root envelopes, each with its caller's side.
+func rootPool[Req, Res any]() *sync.Pool {
+	p := &sync.Pool{}
+	p.New = func() any {
+		e := &Envelope[Req, Res]{call: &callState[Req, Res]{wake: make(chan struct{}, 1)}}
+		e.root = e
+		e.call.slot = mailbox.NewWaiter(e.slotGranted)
+		return e
+	}
+	return p
+}
+
+// newRoot returns a root envelope for a caller's request: references for the
+// caller and for the path, and the delivery frame.
+func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *Envelope[Req, Res] {
+	pool := s.roots
+	s.waiting.Add(1)
+	e := pool.Get().(*Envelope[Req, Res])
+	e.call.entry = s
+	e.pool = pool
+	e.Ctx, e.Req = ctx, req
+	e.refs.Store(2)
+	e.frames[0].hook, e.frames[0].env = deliver[Req, Res]{}, e
+	e.depth = 1
+	return e
+}
+
+// HandToCaller is how a leaf service (one that makes the downstream call
+// itself, like Func) implements Inner.Send: it queues l's call of e's
+// request for the caller waiting on e to run, on its own goroutine. When
+// that caller no longer waits (it gave up, or has its outcome already: a
+// retry after a timeout above it), e is answered at once instead, with the
+// caller's context error or ErrCallerGone.
+func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
+	e.holder.Store(nil)
+	c := e.root.call
+	c.mu.Lock()
+	if err := c.abandoned; err != nil {
+		c.mu.Unlock()
+		var zero Res
+		e.Answer(zero, err)
+		return
+	}
+	e.leaf = l
+	if e.detached {
+		c.running.Add(1) // before forced: a slot passed after it is kept
+		c.mu.Unlock()
+		if e.forced() {
+			// An outcome was forced on its path meanwhile (a timeout
+			// fired): the slots it passed were freed; start nothing.
+			c.workEnded()
+			var zero Res
+			e.Answer(zero, ErrCallerGone)
+			return
+		}
+		go e.runDetached()
+		return
+	}
+	if c.workTail == nil {
+		c.work = e
+	} else {
+		c.workTail.next = e
+	}
+	c.workTail = e
+	c.unlockPoke(c.pokeLocked())
+}
+
+func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
+	w := c.work
+	if w != nil {
+		c.work = w.next
+		if c.work == nil {
+			c.workTail = nil
+		}
+		w.next = nil
+	}
+	return w
+}
+
+// wait is the caller's side of a call on root envelope r: it runs the leaf
+// work handed to it and returns the outcome. When ctx ends first, the caller
+// gives up: it claims the delivery frame, answers the work still queued for
+// it with ctx's error, and returns that error; the stages still holding the
+// request answer it the same way when they next look at it.
+func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
+	c := r.call
+	done := ctx.Done()
+	for {
+		c.mu.Lock()
+		if c.done {
+			res, err := c.res, c.err
+			c.abandoned = ErrCallerGone
+			c.gone.Store(true)
+			orphans := c.work
+			c.work, c.workTail = nil, nil
+			c.mu.Unlock()
+			if orphans != nil {
+				answerAll(orphans, ErrCallerGone)
+			}
+			return res, err
+		}
+		w := c.popWork()
+		if w != nil {
+			c.mu.Unlock()
+			w.runLeaf()
+			continue
+		}
+		c.sleeping = true
+		c.mu.Unlock()
+		if done == nil {
+			<-c.wake
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-done:
+			c.mu.Lock()
+			if !c.sleeping {
+				<-c.wake // a token is on its way: take it, so none is left over
+			}
+			c.sleeping = false
+			c.mu.Unlock()
+			if r.frames[0].done.CompareAndSwap(false, true) {
+				c.entry.answered()
+				return r.abandon(ctx.Err())
+			}
+			done = nil // the outcome is being delivered right now: wait for it
+		}
+	}
+}
+
+func (r *Envelope[Req, Res]) abandon(err error) (Res, error) {
+	r.leave(err)
+	var zero Res
+	return zero, err
+}
+
+// leave marks the caller gone: the work still queued for it, and any
+// handed to it later, is answered with err.
+func (r *Envelope[Req, Res]) leave(err error) {
+	c := r.call
+	c.mu.Lock()
+	if c.abandoned == nil {
+		c.abandoned = err
+	}
+	c.gone.Store(true)
+	w := c.work
+	c.work, c.workTail = nil, nil
+	c.mu.Unlock()
+	answerAll(w, err)
+}
+
+// answerAll answers a list of queued work with err.
+func answerAll[Req, Res any](w *Envelope[Req, Res], err error) {
+	var zero Res
+	for w != nil {
+		next := w.next
+		w.next = nil
+		w.Answer(zero, err)
+		w = next
+	}
+}
+
+// ErrCallerGone is the outcome of work handed to a caller that already has
+// its outcome: a retry attempt sent after a timeout above it answered the
+// caller, say. Nobody sees it but the stages below the answer.
+var ErrCallerGone = errors.New("actors: the caller already has its outcome")
+
+// Delivered reports whether the caller of e's request no longer waits for
+// it: it has its outcome, or gave up. A stage that would go on working for
+// the request (Retry) stops then.
+func (e *Envelope[Req, Res]) Delivered() bool { return e.root.call.gone.Load() }
+
+// Leaf is the downstream call a leaf service hands to the caller through
+// Envelope.HandToCaller. Call runs on the caller's goroutine and may block;
+// it should honour ctx. A Leaf that also has a Name() string method is named
+// in the *troupe.PanicError its panic becomes.
+type Leaf[Req, Res any] interface {
+	Call(ctx context.Context, req Req) (Res, error)
+}
+
+// runLeaf runs e's leaf work on the caller's goroutine and answers e with
+// its outcome. A panic in the work becomes a *troupe.PanicError outcome.
+// While the work runs, the slots of HoldUntilOutcome stages it passed stay
+// taken even if an outcome is forced past them (a timeout fires): work that
+// ignores its context still counts against the limits above it.
+func (e *Envelope[Req, Res]) runLeaf() {
+	c := e.root.call
+	c.running.Add(1)
+	res, err := e.callLeaf()
+	c.workEnded()
+	e.Answer(res, err)
+}
+
+// runDetached runs e's leaf work on a goroutine of its own (see Detach).
+// The work has ended once it returns, whatever became of its outcome: the
+// slots kept for it are freed before e is answered.
+func (e *Envelope[Req, Res]) runDetached() {
+	res, err := e.callLeaf()
+	e.root.call.workEnded() // e's path still holds the root
+	e.Answer(res, err)
+}
+
+// callLeaf runs e's leaf work on the calling goroutine. The work's context
+// is also cancelled when the stage the call entered by abandons it (see
+// workCtx).
+func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
+	l := e.leaf
+	e.leaf = nil
+	ctx := e.Ctx
+	var wc *workCtx
+	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
+		wc = newWorkCtx(ctx, entry.closedCtx)
+		ctx = wc
+	}
+	res, err := safeRun(l, ctx, e.Req)
+	if wc != nil {
+		wc.release()
+		if err != nil && wc.closed.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
+			err = wc.Err() // the work stopped because it was abandoned
+		}
+	}
+	return res, err
+}
+
+func safeRun[Req, Res any](l Leaf[Req, Res], ctx context.Context, req Req) (res Res, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			where := "leaf"
+			if n, ok := l.(interface{ Name() string }); ok {
+				where = n.Name()
+			}
+			err = newPanicError(where, v)
+		}
+	}()
+	return l.Call(ctx, req)
+}

@@ -1,0 +1,65 @@
+package stagekit
+
+import "github.com/troupe-go/troupe/mailbox"
+
+// Detach makes the leaf work of e's request, and of the attempts made from
+// it (NewChild), run on a goroutine of its own instead of the caller's: an
+// outcome forced on the path (a timeout firing) then reaches the caller at
+// once, even while that work goes on. Until such work returns, the
+// HoldUntilOutcome stages on the paths of the same caller keep their slots
+// after the outcome has passed them, so work nobody waits for any more still
+// counts against their limits. Path holder only.
+func (e *Envelope[Req, Res]) Detach() { e.detached = true }
+
+// forced reports whether an outcome already passed one of the frames of e
+// or of its root: nobody waits for e's work any more.
+func (e *Envelope[Req, Res]) forced() bool {
+	for _, x := range []*Envelope[Req, Res]{e, e.root} {
+		for i := range x.depth {
+			if x.frames[i].done.Load() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// workEnded counts the end of one leaf run; the last one frees the slots
+// kept meanwhile. With keepSlot it is a Dekker pair on sequentially
+// consistent atomics: workEnded stores running, then loads heldN; keepSlot
+// stores heldN, then loads running; at least one of them sees the other's
+// store, so a kept slot is always freed, by one of them, once.
+func (c *callState[Req, Res]) workEnded() {
+	if c.running.Add(-1) == 0 && c.heldN.Load() > 0 {
+		c.freeHeld()
+	}
+}
+
+// keepSlot reports whether a HoldUntilOutcome stage's slot in mb, whose
+// outcome has passed, must stay taken because leaf work still runs for this
+// caller; it is then freed when the last such work ends.
+func (c *callState[Req, Res]) keepSlot(mb *mailbox.Mailbox) bool {
+	if c.running.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	c.held = append(c.held, mb)
+	c.heldN.Store(int32(len(c.held)))
+	c.mu.Unlock()
+	if c.running.Load() == 0 {
+		c.freeHeld() // the work ended meanwhile and may not have seen it
+	}
+	return true
+}
+
+// freeHeld frees the kept slots, once each.
+func (c *callState[Req, Res]) freeHeld() {
+	c.mu.Lock()
+	held := c.held
+	c.held = nil
+	c.heldN.Store(0)
+	c.mu.Unlock()
+	for _, mb := range held {
+		mb.Free()
+	}
+}

@@ -1,0 +1,122 @@
+// Package stagekit is troupe's runtime for writing stages: a stage is a
+// protoactor-go actor with a reservation mailbox (package mailbox), a
+// Behavior that makes it a timeout, a retry, a buffer..., and the inner
+// service it hands requests on to. Users of troupe do not need this
+// package (see packages actors and stages); it is for writing a stage of
+// your own, and this documentation is what you need to do it.
+//
+// # Writing a stage
+//
+// A stage package does four things:
+//
+//   - Spawn the stage: Spawn(h, Config{Name: "kind", Capacity: n}, inner,
+//     behavior). Check its options first (CheckCapacity reads a capacity as
+//     every stage does: 0 is no limit of its own); return configuration
+//     errors wrapping troupe.ErrBadConfig, never panic.
+//   - Give users a type that embeds the Handle made by NewHandle(st, nil,
+//     detail): it offers Reserve, ReserveAndCall, Close, Name and Stats and
+//     nothing else, and lets the stage outside find this one's Inner side.
+//     Add read-only accessors of your own; never export the *Stage.
+//   - Write the Behavior: embed Passthrough and override what you need.
+//     Request gets each request (an Envelope) the stage took from its
+//     mailbox; the stage holds it, and a slot for it, until the behavior
+//     forwards it (Stage.Forward), answers it (Stage.Answer, Stage.Respond),
+//     or keeps it (then it must answer or forward it later, and answer it
+//     when Fail is called).
+//   - Offer a layer: func Layer[Req, Res any](...) troupe.Layer[Req, Res],
+//     and, for package stages, a method on its Builder.
+//
+// # What runs where
+//
+//   - On the stage's actor goroutine, one at a time, never blocking:
+//     Behavior.Request, Control, Fail and Idle; and the Stage methods Forward,
+//     SendInner, Answer, Respond, AnswerParked, Parked, SetInner, Break,
+//     Escalate, PauseRequests, Context. Calling them elsewhere is a data race.
+//   - On the sender's goroutine, before the request is queued: SendHook.OnSend
+//     (a timeout starts its clock there).
+//   - On whichever goroutine produced the outcome (the caller that ran the
+//     downstream function, a stage answering, a timer): a Frame's Hook.Complete,
+//     exactly once per frame. It must not block; to act on the actor, post a
+//     control message (Stage.PostControl), which arrives in Control.
+//   - Anywhere: Stage.PostControl, Recheck, Reserve, ReserveAndCall, Close,
+//     Name, Mailbox (for counters); Alarm.Set and Stop; Behavior.Dropped
+//     (a control message the stopped stage will never process).
+//   - User code (a policy, a predicate, a callback) always through Guard or
+//     Guard1: a panic in it becomes a *troupe.PanicError for the callers it
+//     affects, never a crash. A panic in the behavior itself is caught by the
+//     mailbox: the requests the stage holds get a *troupe.RestartError at
+//     once, and the host's Strategy restarts or stops the stage.
+//   - Blocking work (a dial, a check that waits) on a goroutine of its own,
+//     reporting back with PostControl; cancel it in Fail.
+//
+// # When to recheck
+//
+// A closing stage stops once its mailbox is empty, no request is parked,
+// no caller that entered by it still waits, and Behavior.Idle reports true.
+// The stage asks Idle after each message it processes. When Idle becomes
+// true on another goroutine (the last call a timeout watched completed in
+// a Hook on the caller's goroutine), call Stage.Recheck there, or the stage
+// will wait until Close's context ends. Recheck costs an atomic load unless
+// the stage is draining.
+//
+// # Frames and the frame limit
+//
+// A stage that must see a request's outcome pushes a Frame (Envelope.Push)
+// while it holds the envelope. An envelope has MaxFrames (16) of them: a
+// request can pass at most 16 stages that watch the response; Push returns
+// ErrTooDeep beyond, and the stage answers the request with it. A frame's
+// Deadline, Aux and list links belong to the stage that pushed it. A stage
+// that keeps slots until the outcome (a concurrency limit) sets
+// Config.HoldUntilOutcome instead: the runtime pushes its frame.
+//
+// # Envelope references
+//
+// Envelopes are pooled. The stage holding an envelope (the path holder) owns
+// its Ctx, Req and frames; once it forwards or answers it, it must not touch
+// it again. A stage that keeps a pointer to an envelope beyond that (in a
+// list of calls in flight, a timer) takes a reference (Envelope.Ref) and
+// drops it (Unref) when it lets go; the envelope is reused at zero
+// references. A stage that replaces the context below it uses
+// Envelope.SetCtx, saying whether it cancels that context itself when it is
+// closed. Retry's attempts are child envelopes (NewChild) that report to the
+// same caller.
+//
+// # Readiness
+//
+// A stage's readiness is a slot of its mailbox. Forward takes a unit of the
+// inner service without blocking (Inner.TryReserve); when there is none the
+// stage parks the request, keeping its slot, pauses its mailbox, and is
+// granted a unit by a control message: backpressure travels upstream, and
+// the response path keeps flowing meanwhile. An inner readiness error breaks
+// the stage (every request it holds, and every later one, gets a
+// *troupe.ClosedError wrapping it).
+//
+// # The request path
+//
+// A caller reserves a slot in the outermost stage's mailbox (its readiness),
+// then calls: the request is put in an [Envelope] that carries the caller's
+// context, and posted into the reserved slot. Each stage actor takes the
+// envelope, does its work, and hands it on to its inner service with a
+// reservation it takes there without blocking; when the inner service is not
+// ready, the stage keeps the envelope, pauses its mailbox and is told by a
+// control message when a slot is granted.
+//
+// # Where the downstream call runs
+//
+// The innermost service is a plain function (see [Func]). The last stage
+// does not call it: it hands the pending call back to the caller, whose
+// goroutine is waiting anyway, and the caller runs it (as tower's Buffer hands
+// the inner future back to the caller). No actor ever blocks on
+// downstream work, and the downstream sees as many concurrent calls as there
+// are callers the stages let through.
+//
+// # The response path
+//
+// Stages that care about the outcome push a [Frame] on the envelope as the
+// request goes down. Whoever produces the outcome (the caller that ran the
+// function, a stage that rejects the request, a timeout that fires) completes
+// the frames from the top down, each exactly once; a frame's [Hook] can
+// change the outcome, or take it over (Retry). The last frame hands the
+// outcome to the caller. No stage actor sits on the response path unless it
+// must act (Retry's wait and re-reservation), so a response costs no hops.
+package stagekit

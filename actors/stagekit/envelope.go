@@ -1,0 +1,196 @@
+package stagekit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/troupe-go/troupe/internal/ilist"
+
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// MaxFrames is how many frames an envelope holds: the most response-path
+// stages (limits, timeouts, retries, ...) one request can pass through.
+const MaxFrames = 16
+
+// ErrTooDeep is the outcome of a request that passes through more than
+// MaxFrames stages that watch the response.
+var ErrTooDeep = errors.New("actors: too many response-path stages for one request")
+
+// Hook is a stage's part of the response path. Complete receives the outcome
+// leaving the frames above f and returns the outcome to pass on outward, or
+// kept=true when it takes the outcome over (the frames below then wait until
+// the stage completes them itself, see Envelope.CompleteAt). It runs exactly
+// once per frame, on whichever goroutine produced the outcome; it must not
+// block. A Hook is usually the stage itself, shared by all its frames.
+type Hook[Req, Res any] interface {
+	Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (out Res, outErr error, kept bool)
+}
+
+// Frame is one stage's place on an envelope's response path. The fields
+// Deadline and Aux, and the frame's place in a list (Links: the stage's
+// calls in flight, say), belong to the stage that pushed the frame.
+type Frame[Req, Res any] struct {
+	hook Hook[Req, Res]
+	done atomic.Bool         // set by whoever completes the frame, once
+	pos  int                 // index in its envelope, set by Push
+	env  *Envelope[Req, Res] // its envelope, set by Push
+	// For the pushing stage.
+	Deadline time.Time
+	Aux      any
+	ilist.Links[Frame[Req, Res]]
+}
+
+// Envelope carries one request (one attempt, under Retry) through the
+// stages. The stage that holds it (the path holder) owns Ctx, Req and the
+// frame stack; a stage that hands it on no longer touches them. Envelopes are
+// pooled: a stage that keeps a pointer to one beyond its path holds a
+// reference (Ref, Unref).
+type Envelope[Req, Res any] struct {
+	Ctx context.Context
+	Req Req
+
+	frames [MaxFrames]Frame[Req, Res]
+	depth  int // frames pushed; owned by the path holder
+
+	root    *Envelope[Req, Res]             // the envelope of the waiting caller (itself for a root)
+	call    *callState[Req, Res]            // the caller's side; set on roots only
+	holder  atomic.Pointer[mailbox.Mailbox] // mailbox of the stage holding it, or nil
+	refs    atomic.Int32                    // path + registrations (+ caller and children, on a root)
+	pool    *sync.Pool                      // where it goes back at zero refs
+	leaf    Leaf[Req, Res]                  // set when handed to the caller to run
+	next    *Envelope[Req, Res]             // caller's work list; guarded by root.call.mu
+	unwatch func() bool                     // stops a parked envelope's context watch
+	// detached: its leaf work runs on a goroutine of its own (Detach);
+	// owned by the path holder.
+	detached bool
+	// ctxClosed: Ctx is cancelled by a stage on its path when that stage is
+	// closed with the call running (SetCtx); owned by the path holder.
+	ctxClosed bool
+}
+
+// Push puts a frame for h on top of e and returns it. The path holder calls
+// it as the request goes down; it fails with ErrTooDeep when e is full.
+func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
+	if e.depth == MaxFrames {
+		return nil, ErrTooDeep
+	}
+	f := &e.frames[e.depth]
+	f.hook, f.pos, f.env = h, e.depth, e
+	e.depth++
+	return f, nil
+}
+
+// Pos returns f's index in its envelope, for CompleteAt.
+func (f *Frame[Req, Res]) Pos() int { return f.pos }
+
+// Envelope returns the envelope f is on.
+func (f *Frame[Req, Res]) Envelope() *Envelope[Req, Res] { return f.env }
+
+// Depth is the number of frames pushed so far.
+func (e *Envelope[Req, Res]) Depth() int { return e.depth }
+
+// Answer ends e's path with an outcome: it completes e's frames from the
+// top, then drops the path's reference. Only the path holder calls it, once.
+func (e *Envelope[Req, Res]) Answer(res Res, err error) {
+	e.holder.Store(nil)
+	e.CompleteAt(e.depth-1, res, err)
+	e.Unref()
+}
+
+// CompleteAt completes frames i, i-1, ..., 0 of e with an outcome, stopping at
+// a frame completed before (that outcome is then discarded: it came too late)
+// or at a hook that keeps it. A stage that forces an outcome (a timeout
+// firing) or that kept one (Retry) calls it with its own frame's index; it
+// must hold a reference on e meanwhile.
+func (e *Envelope[Req, Res]) CompleteAt(i int, res Res, err error) {
+	for ; i >= 0; i-- {
+		f := &e.frames[i]
+		if !f.done.CompareAndSwap(false, true) {
+			return
+		}
+		var kept bool
+		if res, err, kept = f.hook.Complete(e, f, res, err); kept {
+			return
+		}
+	}
+}
+
+// Done reports whether f was completed.
+func (f *Frame[Req, Res]) Done() bool { return f.done.Load() }
+
+// Ref adds a reference to e: its holder keeps it from being reused.
+func (e *Envelope[Req, Res]) Ref() { e.refs.Add(1) }
+
+// Unref drops a reference; the last one returns e to its pool.
+func (e *Envelope[Req, Res]) Unref() {
+	if n := e.refs.Add(-1); n > 0 {
+		return
+	} else if n < 0 {
+		invariant("envelope released more often than referenced")
+		return
+	}
+	root := e.root
+	if e.call != nil {
+		e.call.reset()
+	}
+	e.reset()
+	if e.pool != nil {
+		e.pool.Put(e)
+	}
+	if root != e {
+		root.Unref()
+	}
+}
+
+func (e *Envelope[Req, Res]) reset() {
+	var zero Req
+	e.Ctx, e.Req = nil, zero
+	for i := range e.depth {
+		e.frames[i] = Frame[Req, Res]{}
+	}
+	e.depth = 0
+	if e.call == nil {
+		e.root = nil
+	}
+	e.leaf, e.next, e.unwatch = nil, nil, nil
+	e.detached, e.ctxClosed = false, false
+	e.holder.Store(nil)
+}
+
+// NewChild returns an envelope for one attempt of parent's request (Retry's
+// attempts): it reports to the same caller, runs its leaf work on the
+// caller's goroutine, and starts with one frame, for h. It holds a reference
+// on parent's root until it is reused. pool must hand out *Envelope values
+// made by NewPool.
+func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx context.Context, req Req, h Hook[Req, Res]) *Envelope[Req, Res] {
+	e := pool.Get().(*Envelope[Req, Res])
+	e.pool = pool
+	e.root = parent.root
+	e.root.Ref()
+	e.detached = parent.detached
+	e.ctxClosed = parent.ctxClosed && ctx == parent.Ctx
+	e.Ctx, e.Req = ctx, req
+	e.refs.Store(1)
+	e.frames[0].hook, e.frames[0].env = h, e
+	e.depth = 1
+	return e
+}
+
+// NewPool returns a pool of envelopes for NewChild.
+func NewPool[Req, Res any]() *sync.Pool {
+	return &sync.Pool{New: func() any { return new(Envelope[Req, Res]) }}
+}
+
+// SetCtx replaces the context e's request carries below the path holder
+// (path holder only). cancelledOnClose says that the stage making it
+// cancels it itself, with its *troupe.ClosedError, when it is closed while
+// the call still runs (Timeout's contexts): the work then runs with it as
+// it is, and the stage the call entered by does not wrap it again (see
+// workCtx), which saves an allocation per call.
+func (e *Envelope[Req, Res]) SetCtx(ctx context.Context, cancelledOnClose bool) {
+	e.Ctx, e.ctxClosed = ctx, cancelledOnClose
+}

@@ -1,0 +1,170 @@
+package stagekit
+
+import (
+	"context"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// Reserve waits for a free slot in the stage's mailbox and returns a permit
+// for it (troupe.Service). It honours ctx; once the stage is
+// closed it returns a *troupe.ClosedError.
+//
+// A Stage has no call method: only the permit can call (CORE2). Its two
+// other sides, the permit's reservation and the Inner protocol the stage
+// outside it uses, are separate views of the same memory, so that neither
+// can be misused through the handle.
+//
+// A caller that waits for a slot of a stage that issues permits may find one held by a permit someone dropped: see
+// WithDroppedPermitCheck for how it comes back.
+func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
+	ok, err := s.mb.TryReserve()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		t := s.droppedWatch()
+		err = s.mb.Reserve(ctx)
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.Permit(), nil
+}
+
+// ReserveAndCall reserves a slot and sends req with it in one step: what
+// troupe.Do does with a stage. When no slot is free, the request itself
+// waits in the stage's line, and the goroutine that frees a slot sends it:
+// the caller waits once, for its outcome, where Reserve then Call would wait
+// twice. It honours ctx like Reserve and Call.
+func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	var zero Res
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	ok, err := s.mb.TryReserve()
+	if err != nil {
+		return zero, err
+	}
+	e := newRoot(s, ctx, req)
+	in := (*stageInner[Req, Res])(s)
+	inLine := false
+	if ok {
+		in.Send(e)
+	} else {
+		e.call.target = in
+		granted, err := s.mb.ReserveAsync(e.call.slot)
+		switch {
+		case err != nil:
+			e.Unref() // the path never started
+			e.Unref()
+			s.answered()
+			return zero, err
+		case granted:
+			in.Send(e)
+		default:
+			inLine = true
+		}
+	}
+	var t *time.Timer
+	if inLine {
+		t = s.droppedWatch()
+	}
+	res, err := e.wait(ctx)
+	if t != nil {
+		t.Stop()
+	}
+	if inLine && ctx.Err() != nil && s.mb.CancelWait(e.call.slot) {
+		e.Unref() // the caller gave up in line: the path never started
+	}
+	e.Unref()
+	return res, err
+}
+
+// Permit issues a permit for a slot of the stage's mailbox that the caller
+// has already reserved (mailbox TryReserve or Reserve): for stage packages
+// that reserve their own way (LoadShed).
+func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
+	if !s.issued.Load() {
+		s.issued.Store(true)
+	}
+	return s.permits.Issue((*reservation[Req, Res])(s))
+}
+
+// ActorsInner returns the stage's Inner side, for the stage outside it
+// (AsInner finds it).
+func (s *Stage[Req, Res]) ActorsInner() Inner[Req, Res] { return (*stageInner[Req, Res])(s) }
+
+// reservation is the stage seen by its permits (troupe.Reservation).
+type reservation[Req, Res any] Stage[Req, Res]
+
+// Call sends req with a reserved slot and waits for the outcome, running the
+// downstream call when it is handed back. When ctx ends first, Call returns
+// ctx's error; the request is answered with it wherever it is.
+func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+	s := (*Stage[Req, Res])(r)
+	if err := ctx.Err(); err != nil {
+		s.mb.Free()
+		var zero Res
+		return zero, err
+	}
+	e := newRoot(s, ctx, req)
+	(*stageInner[Req, Res])(s).Send(e)
+	res, err := e.wait(ctx)
+	e.Unref()
+	return res, err
+}
+
+// Release gives a reserved slot back.
+func (r *reservation[Req, Res]) Release() {
+	r.mb.Free()
+}
+
+// stageInner is the stage seen by the stage outside it (Inner).
+type stageInner[Req, Res any] Stage[Req, Res]
+
+func (i *stageInner[Req, Res]) TryReserve() (bool, error) { return i.mb.TryReserve() }
+
+func (i *stageInner[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
+	return i.mb.ReserveAsync(w)
+}
+
+func (i *stageInner[Req, Res]) CancelWait(w *mailbox.Waiter) bool { return i.mb.CancelWait(w) }
+
+func (i *stageInner[Req, Res]) Unreserve() { i.mb.Free() }
+
+// Send posts e into a reserved slot. Once the stage is closed, e is answered
+// with the close error at once and the slot freed: nothing enters a closed
+// stage, not even with a unit reserved before the close.
+func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) { i.sendFrom(nil, e) }
+
+// sendFrom is Send from the actor of mailbox from, on its goroutine (nil:
+// from anywhere); see mailbox.PostFrom.
+func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, Res]) {
+	s := (*Stage[Req, Res])(i)
+	if s.mb.Closed() {
+		s.mb.Free()
+		var zero Res
+		e.Answer(zero, s.mb.CloseErr())
+		return
+	}
+	if s.send != nil {
+		if err := s.send.OnSend(s, e); err != nil {
+			s.mb.Free()
+			var zero Res
+			e.Answer(zero, err)
+			return
+		}
+	}
+	e.holder.Store(s.mb)
+	if err := s.mb.PostFrom(from, e); err != nil {
+		e.holder.Store(nil)
+		var zero Res
+		e.Answer(zero, err)
+	}
+}

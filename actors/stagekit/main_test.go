@@ -1,0 +1,9 @@
+package stagekit_test
+
+import (
+	"testing"
+
+	"github.com/troupe-go/troupe/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }

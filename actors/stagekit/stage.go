@@ -1,0 +1,365 @@
+package stagekit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// Behavior is what makes a stage a timeout, a retry, a buffer...: the
+// stage-specific part of a stage actor. Its methods run on the stage's actor
+// goroutine, one at a time; they must not block.
+type Behavior[Req, Res any] interface {
+	// Request handles a request the stage took from its mailbox. The stage
+	// holds e, and a slot for it, until the behavior forwards it
+	// (Stage.Forward), answers it (Stage.Answer), or keeps it (then the
+	// behavior must answer or forward it later, and Fail it on demand).
+	Request(s *Stage[Req, Res], e *Envelope[Req, Res])
+	// Control handles a control message of the behavior's own.
+	Control(s *Stage[Req, Res], msg any)
+	// Fail answers with err every request the behavior keeps: the stage is
+	// restarting (err is a *troupe.RestartError) or stopping.
+	Fail(s *Stage[Req, Res], err error)
+	// Idle reports whether the behavior keeps no request: a closing stage
+	// stops once its mailbox is empty and its behavior idle.
+	Idle() bool
+	// Dropped answers a control message of the behavior's own that the
+	// stage will never process (it stopped). It may run on any goroutine.
+	Dropped(msg any, err error)
+}
+
+// SendHook is implemented by behaviors that act when a request is sent to
+// the stage: OnSend runs on the sender's goroutine, which holds e, just
+// before e is queued (a timeout starts its clock there: the call is made
+// now). An error answers e at once.
+type SendHook[Req, Res any] interface {
+	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
+}
+
+// Passthrough is a Behavior that forwards every request. Stage behaviors
+// embed it and override what they need.
+type Passthrough[Req, Res any] struct{}
+
+// Request forwards e.
+func (Passthrough[Req, Res]) Request(s *Stage[Req, Res], e *Envelope[Req, Res]) { s.Forward(e) }
+
+// Control ignores msg.
+func (Passthrough[Req, Res]) Control(*Stage[Req, Res], any) {}
+
+// Fail does nothing: a Passthrough keeps nothing.
+func (Passthrough[Req, Res]) Fail(*Stage[Req, Res], error) {}
+
+// Idle reports true.
+func (Passthrough[Req, Res]) Idle() bool { return true }
+
+// Dropped does nothing.
+func (Passthrough[Req, Res]) Dropped(any, error) {}
+
+// defaultInline is Config.Inline's default (see ARCHITECTURE.md for the
+// measurements behind it).
+var defaultInline = 32
+
+// Config describes a stage to spawn.
+type Config struct {
+	// Name names the stage in errors and in its actor's PID.
+	Name string
+	// Capacity is the number of slots in the stage's mailbox. 0 means the
+	// stage sets no limit of its own (mailbox.MaxCapacity: the stage admits
+	// whatever the stages outside it admit; an idle mailbox costs the same
+	// whatever its capacity). Negative, or above mailbox.MaxCapacity, is an
+	// error matching troupe.ErrBadConfig (see CheckCapacity).
+	Capacity int
+	// HoldUntilOutcome keeps a request's slot until its outcome is delivered,
+	// instead of freeing it when the request is handed on: the stage's
+	// capacity then bounds the requests in flight below it (a concurrency
+	// limit).
+	HoldUntilOutcome bool
+	// Inline is how many messages a sender that finds the stage idle may
+	// process on its own goroutine (mailbox.Inline; default 32); -1 turns it
+	// off, so that every message wakes the stage's own goroutine.
+	Inline int
+}
+
+// MaxCapacity is the largest stage capacity: mailbox.MaxCapacity.
+const MaxCapacity = mailbox.MaxCapacity
+
+// CheckCapacity validates a stage capacity the way every stage does: 0
+// means no limit of its own and becomes mailbox.MaxCapacity; 1 to
+// mailbox.MaxCapacity is kept; anything else is an error matching
+// troupe.ErrBadConfig, never a different capacity.
+func CheckCapacity(n int) (int, error) {
+	switch {
+	case n == 0:
+		return mailbox.MaxCapacity, nil
+	case n < 0 || n > mailbox.MaxCapacity:
+		return 0, fmt.Errorf("capacity %d is not between 1 and %d (0 for no limit of its own): %w", n, mailbox.MaxCapacity, ErrBadConfig)
+	}
+	return n, nil
+}
+
+// ErrBadConfig is troupe.ErrBadConfig: matched by the error of a stage built
+// with a bad configuration.
+var ErrBadConfig = troupe.ErrBadConfig
+
+// Stage is one stage actor: a protoactor-go actor with a reservation mailbox
+// whose free slots are the stage's readiness, a Behavior, and the inner
+// service it hands requests on to. A Stage is a troupe.Service (Reserve
+// returns a permit for one of its slots), an Inner for the stage outside it,
+// and a troupe.Closer. It is safe for concurrent use; the fields marked
+// "actor" are owned by its actor goroutine.
+type Stage[Req, Res any] struct {
+	name  string
+	host  *Host
+	mb    *mailbox.Mailbox
+	pid   *actor.PID
+	inner Inner[Req, Res]
+	beh   Behavior[Req, Res]
+	send  SendHook[Req, Res] // beh's, if it has one
+	hold  bool
+
+	permits troupe.PermitSource[Req, Res]
+	issued  issuedPermits // the stage has issued a permit (droppedWatch)
+	roots   *sync.Pool    // root envelopes for calls made through permits
+
+	// Parking: the request waiting for the inner service.
+	parked     *Envelope[Req, Res]   // actor
+	backlog    []*Envelope[Req, Res] // actor; forwarded while a request was parked, in order
+	paused     bool                  // actor; the behavior asked to take no requests
+	waiter     *mailbox.Waiter       // actor; waits on inner, posts grant (see newWaiter)
+	grant      *grantMsg[Req, Res]   // actor; reused: one grant outstanding at a time
+	parkedDone *parkedCtxDone        // reused: one parked request at a time
+	watchFn    func()                // made once: posts parkedDone
+	ctx        actor.Context         // actor; the context of the message in hand
+	actx       actor.Context         // actor; the actor's context, set when it starts
+	failure    error                 // actor; the last panic
+	culprits   []*Envelope[Req, Res] // actor; the requests in hand when it panicked
+	inHand     *Envelope[Req, Res]   // actor; the request being forwarded
+	closing    closeState            // actor
+	closeErr   error                 // actor; what queued and held requests get when aborted
+
+	// The callers that entered by this stage and still wait for their
+	// outcome: a closing stage stops only once there are none, or once
+	// Close's context ends (then their work is abandoned: closedCtx is
+	// cancelled with the close error, see workCtx).
+	_         [64]byte     // waiting is written by every call: keep it off the read-mostly fields
+	waiting   atomic.Int64 //
+	_         [56]byte
+	closedCtx context.Context         // cancelled when the stage abandons its callers' work
+	abandon   context.CancelCauseFunc // cancels closedCtx
+
+	closeOnce sync.Once
+	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
+	done      chan struct{} // closed when the actor has stopped
+}
+
+type closeState int
+
+const (
+	open closeState = iota
+	draining
+	aborting
+)
+
+// grantMsg carries the outcome of a ReserveAsync on inner.
+type grantMsg[Req, Res any] struct {
+	inner Inner[Req, Res]
+	err   error
+}
+
+// parkedCtxDone says the parked request's context may have ended.
+type parkedCtxDone struct{}
+
+// Spawn starts a stage with behavior beh over inner in host h.
+func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Res], beh Behavior[Req, Res]) (*Stage[Req, Res], error) {
+	host, err := HostFrom(h)
+	if err != nil {
+		return nil, err
+	}
+	if inner == nil || beh == nil {
+		return nil, fmt.Errorf("actors: Spawn %s: nil inner service or behavior: %w", cfg.Name, ErrBadConfig)
+	}
+	if v, ok := inner.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("actors: Spawn %s: inner service: %w", cfg.Name, err)
+		}
+	}
+	if cfg.Capacity, err = CheckCapacity(cfg.Capacity); err != nil {
+		return nil, fmt.Errorf("actors: Spawn %s: %w", cfg.Name, err)
+	}
+	if cfg.Name == "" {
+		cfg.Name = "stage"
+	}
+	s := &Stage[Req, Res]{}
+	if sh, ok := h.(troupe.StageHost); ok {
+		cfg.Name = sh.Claim(cfg.Name, func(name string) { s.name = name })
+	}
+	*s = Stage[Req, Res]{
+		name:       cfg.Name,
+		host:       host,
+		inner:      AsInner(inner),
+		beh:        beh,
+		hold:       cfg.HoldUntilOutcome,
+		roots:      rootPool[Req, Res](),
+		parkedDone: &parkedCtxDone{},
+		done:       make(chan struct{}),
+	}
+	s.closedCtx, s.abandon = context.WithCancelCause(context.Background())
+	if a, ok := s.inner.(*adapter[Req, Res]); ok {
+		a.log = host.sys.logger
+	}
+	if cfg.Inline == 0 {
+		cfg.Inline = defaultInline
+	}
+	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
+		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
+	if err != nil {
+		return nil, fmt.Errorf("actors: Spawn %s: %w: %w", cfg.Name, ErrBadConfig, err)
+	}
+	s.mb = mb
+	s.send, _ = beh.(SendHook[Req, Res])
+	s.waiter, s.grant = s.newWaiter(s.inner)
+	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
+	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))
+	pid, err := host.spawn(props, cfg.Name, s)
+	if err != nil {
+		return nil, err
+	}
+	s.pid = pid
+	return s, nil
+}
+
+// Name returns the stage's name.
+func (s *Stage[Req, Res]) Name() string { return s.name }
+
+// Mailbox returns the stage's mailbox, for its counters.
+func (s *Stage[Req, Res]) Mailbox() *mailbox.Mailbox { return s.mb }
+
+// PID returns the stage actor's PID.
+func (s *Stage[Req, Res]) PID() *actor.PID { return s.pid }
+
+// Inner returns the service the stage hands requests on to.
+func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }
+
+// Done is closed once the stage's actor has stopped.
+func (s *Stage[Req, Res]) Done() <-chan struct{} { return s.done }
+
+// PostControl queues a control message for the stage's behavior.
+func (s *Stage[Req, Res]) PostControl(msg any) { s.mb.PostControl(msg) }
+
+// Context returns the protoactor context of the message being processed
+// (actor goroutine only).
+func (s *Stage[Req, Res]) Context() actor.Context { return s.ctx }
+
+// closedError is what requests get once the stage closed: why, if it failed.
+func (s *Stage[Req, Res]) closedError(cause error) error {
+	return &troupe.ClosedError{Service: s.name, Cause: cause}
+}
+
+// stageActor is the protoactor side of a Stage: the same memory, with the
+// actor.Actor method.
+type stageActor[Req, Res any] Stage[Req, Res]
+
+func (a *stageActor[Req, Res]) Receive(c actor.Context) {
+	s := (*Stage[Req, Res])(a)
+	s.ctx = c
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		s.actx = c // the same context for the actor's whole life, restarts included
+	case *actor.Restarting:
+		s.onRestarting()
+	case *actor.Stopped:
+		s.onStopped()
+	case *actor.Stopping, *actor.Restart:
+	default:
+		s.handle(m)
+	}
+	if s.closing != open {
+		s.maybeStop()
+	}
+}
+
+// direct is the mailbox's direct handler (mailbox.Direct): the stage's own
+// messages skip protoactor's per-message dispatch. It declines until the
+// actor has started (and so has its context).
+func (s *Stage[Req, Res]) direct(msg any) bool {
+	if s.actx == nil {
+		return false
+	}
+	s.ctx = s.actx
+	s.handle(msg)
+	if s.closing != open {
+		s.maybeStop()
+	}
+	return true
+}
+
+// handle processes a request or a control message (actor goroutine).
+func (s *Stage[Req, Res]) handle(msg any) {
+	switch m := msg.(type) {
+	case *Envelope[Req, Res]:
+		s.onRequest(m)
+	case *grantMsg[Req, Res]:
+		s.onGrant(m)
+	case *parkedCtxDone:
+		s.onParkedCtxDone()
+	case *closeMsg:
+		s.onClose(m)
+	case recheckMsg: // the caller runs maybeStop
+	default:
+		s.beh.Control(s, m)
+	}
+}
+
+// onRequest handles a request taken from the mailbox.
+func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
+	if s.hold {
+		if _, err := e.Push(s); err != nil {
+			s.mb.Free()
+			var zero Res
+			e.Answer(zero, err)
+			return
+		}
+	}
+	if s.closing == aborting {
+		s.Answer(e, s.closeErr)
+		return
+	}
+	if err := e.Ctx.Err(); err != nil {
+		s.Answer(e, err) // its caller gave up while it was queued
+		return
+	}
+	s.beh.Request(s, e)
+}
+
+// Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
+// delivered, so the slot is free, unless leaf work still runs for the same
+// caller (an outcome forced past it, see runLeaf and Envelope.Detach): then
+// it is freed when that work ends.
+func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if !e.root.call.keepSlot(s.mb) {
+		s.mb.Free()
+	}
+	return res, err, false
+}
+
+// Answer ends the path of a request the stage holds with an error, freeing
+// its slot (the behavior's request is not handed on).
+func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
+	var zero Res
+	s.Respond(e, zero, err)
+}
+
+// Respond ends the path of a request the stage holds with an outcome,
+// freeing its slot.
+func (s *Stage[Req, Res]) Respond(e *Envelope[Req, Res], res Res, err error) {
+	if !s.hold {
+		s.mb.Free()
+	}
+	e.Answer(res, err)
+}
