@@ -221,4 +221,3 @@ func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 		b.expire(f, err, context.Canceled)
 	}
 }
-
