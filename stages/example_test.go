@@ -8,9 +8,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 )
 
 // The README's quick start: Req and Res are named once.

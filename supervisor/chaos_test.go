@@ -16,10 +16,10 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/reconnect"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 	"github.com/troupe-go/troupe/supervisor"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
+	"github.com/troupe-go/troupe/backoff"
 )
 
 // ErrFailed is matched by Pipeline.Err once a stage of the pipeline failed

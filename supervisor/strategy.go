@@ -9,7 +9,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
+	"github.com/troupe-go/troupe/backoff"
 )
 
 // Backoff is an actors.Strategy: it restarts a failed stage after

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/supervisor"
 )
 

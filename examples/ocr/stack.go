@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupehttp"
 )

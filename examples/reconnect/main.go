@@ -23,9 +23,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/reconnect"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 	"github.com/troupe-go/troupe/supervisor"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 	"github.com/troupe-go/troupe/supervisor"
 	"github.com/troupe-go/troupe/troupetest"
 )

@@ -8,8 +8,8 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages/retry"
-	"github.com/troupe-go/troupe/stages/retry/backoff"
 )
 
 func ExampleNew() {
