@@ -7,12 +7,12 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // newSystem returns an actor system shut down when the test ends.
-func newSystem(t testing.TB) *actors.System { return testsys.New(t) }
+func newSystem(t testing.TB) *actors.System { return troupetest.NewSystem(t) }
 
 // counter is a leaf that counts its calls and echoes its request.
 type counter struct{ calls atomic.Int64 }

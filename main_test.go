@@ -3,7 +3,7 @@ package troupe_test
 import (
 	"testing"
 
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }

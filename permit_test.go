@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // spec: CORE4
@@ -38,7 +38,7 @@ func (r *releaser) Release()                               { r.released <- struc
 
 // spec: CORE4
 func TestCORE4_DroppedPermitIsReclaimed(t *testing.T) {
-	leakcheck.ExpectDropped(1)
+	troupetest.ExpectDropped(1)
 	var src troupe.PermitSource[int, int]
 	r := &releaser{released: make(chan struct{}, 1)}
 	before := troupe.LeakedPermits()
@@ -52,7 +52,7 @@ func TestCORE4_DroppedPermitIsReclaimed(t *testing.T) {
 
 // spec: CORE4
 func TestCORE4_DroppedPermitFreesStageSlot(t *testing.T) {
-	leakcheck.ExpectDropped(1)
+	troupetest.ExpectDropped(1)
 	sys := newSystem(t)
 	b, _ := newBuffer(t, sys, 1)
 	func() {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/leakcheck"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }
 
 // What a user needs of the runtime is in package actors: a system, a host
 // with a strategy, and the innermost service.

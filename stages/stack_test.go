@@ -11,17 +11,17 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 var errOdd = errors.New("odd")
 
 // spec: API1, API5
 func TestAPI1_EveryBuiltInStageWithTheTypesNamedOnce(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	api := actors.Func(func(_ context.Context, v int) (int, error) { return v * 2, nil })
 	even := func(v int) (int, error) {
 		if v%2 != 0 {

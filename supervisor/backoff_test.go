@@ -16,8 +16,8 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/supervisor"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // grpcBase is gRPC's n-th connection backoff delay before jitter, computed
@@ -41,7 +41,7 @@ func assertJitter(t *testing.T, ratios []float64, spread float64) {
 // spec: SUP1, RT10
 func TestSUP1_DefaultPipelineRestartsAreJitteredAndCapped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl, p := probed(t, testsys.New(t)) // the defaults: gRPC's backoff, 10 restarts in 60 s
+		pl, p := probed(t, troupetest.NewSystem(t)) // the defaults: gRPC's backoff, 10 restarts in 60 s
 		var ratios []float64
 		for k := 1; k <= 16; k++ {
 			got := p.failAndTime(streak(k))
@@ -62,7 +62,7 @@ func TestSUP1_DefaultPipelineRestartsAreJitteredAndCapped(t *testing.T) {
 func TestSUP1_SeededBackoffRestartsAtExactTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		delays := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4)))
-		pl, p := probed(t, testsys.New(t), supervisor.WithBackoff(delays, 100, time.Hour))
+		pl, p := probed(t, troupetest.NewSystem(t), supervisor.WithBackoff(delays, 100, time.Hour))
 		same := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4))) // the same draws, made here
 		var ratios []float64
 		for n := range 16 {

@@ -17,10 +17,10 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/supervisor"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // faults counts what the chaos injected.
@@ -89,7 +89,7 @@ func TestChaos_HundredThousandRequestsEightDownstreams(t *testing.T) {
 	var rcs []*reconnect.Reconnect[int, int]
 	var pipes []*supervisor.Pipeline[int, int]
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		delays, err := backoff.New(time.Millisecond, 10*time.Millisecond, backoff.WithJitter(backoff.Full))
 		require.NoError(t, err)
 		var mu sync.Mutex

@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/supervisor"
@@ -23,7 +22,7 @@ import (
 // spec: SUP4
 func TestSUP4_OnePipelinePerDownstreamFailingIndependently(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		// "dead" never answers a dial; "live" connects at once.
 		dial := func(ctx context.Context, host string) (troupe.Service[string, string], error) {
 			if host == "dead" {
@@ -80,7 +79,7 @@ func TestSUP4_OnePipelinePerDownstreamFailingIndependently(t *testing.T) {
 
 func TestGroupBuildErrorIsReturnedAndRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		calls := 0
 		boom := errors.New("no config for this host")
 		g := supervisor.NewGroup(sys, func(host string) supervisor.Build[int, int] {

@@ -16,15 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/troupehttp"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // retryStack is retry(RetryPolicy(max), no backoff) over a Client leaf on hc.
 func retryStack(t *testing.T, hc *http.Client, max int, opts ...troupehttp.ClientOption) *troupe.Stack[req, res] {
 	t.Helper()
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	st, err := troupe.NewBuilder[req, res]().
 		Layer(retry.Layer[req, res](troupehttp.RetryPolicy(max, nil))).
 		Build(sys, troupehttp.Client(hc, opts...))

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/troupehttp"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 func TestRetryAfterReadsSecondsAndDates(t *testing.T) {
@@ -112,7 +112,7 @@ func TestRetry_RetryAfterPacesTheRetry(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ft := &fakeTransport{statuses: []int{503, 200}, headers: c.headers}
-				sys := testsys.New(t)
+				sys := troupetest.NewSystem(t)
 				st, err := troupe.NewBuilder[req, res]().
 					Layer(retry.Layer[req, res](c.policy())).
 					Build(sys, troupehttp.Client(&http.Client{Transport: ft}))

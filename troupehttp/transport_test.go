@@ -18,17 +18,17 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupehttp"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // fullStack is limit(n) -> timeout(d) -> retry(RetryPolicy(3)) -> Client(hc).
 func fullStack(t *testing.T, hc *http.Client, n int, d time.Duration) *troupe.Stack[req, res] {
 	t.Helper()
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	st, err := troupe.NewBuilder[req, res]().
 		Layer(limit.Layer[req, res](n)).
 		Layer(timeout.Layer[req, res](d)).
@@ -120,7 +120,7 @@ func TestTransport_LimitOf5Holds50ConcurrentRequests(t *testing.T) {
 	releaseAll := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(releaseAll) // first: srv.Close waits for the handlers
 	inner, _ := newClient(t)
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	below, err := troupe.NewBuilder[req, res]().
 		Layer(timeout.Layer[req, res](10*time.Second)).
 		Layer(retry.Layer[req, res](troupehttp.RetryPolicy(3, nil))).
@@ -261,7 +261,7 @@ func TestTransport_TimeoutInsideRetryIsRetried(t *testing.T) {
 	ctx := testCtx(t)
 	srv, _, calls := blocking(t, 1)
 	inner, _ := newClient(t)
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	st, err := troupe.NewBuilder[req, res]().
 		Layer(retry.Layer[req, res](troupehttp.RetryPolicy(3, nil))).
 		Layer(timeout.Layer[req, res](50*time.Millisecond)).

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -41,7 +40,7 @@ func (b *batch) Idle() bool { return len(b.kept) == 0 }
 func TestACT3_RequestsForwardedWhileParkedWaitInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[int, int]()
-		s, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "batch", Capacity: 8}, mock, &batch{})
+		s, err := stagekit.Spawn[int, int](troupetest.NewSystem(t), stagekit.Config{Name: "batch", Capacity: 8}, mock, &batch{})
 		require.NoError(t, err)
 		ctx := context.Background()
 		var outs []<-chan troupetest.Result[int]
@@ -69,7 +68,7 @@ func TestACT3_RequestsForwardedWhileParkedWaitInOrder(t *testing.T) {
 func TestACT5_CloseAnswersTheRequestsBehindTheParkedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, _ := troupetest.NewMock[int, int]()
-		s, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "batch", Capacity: 8}, mock, &batch{})
+		s, err := stagekit.Spawn[int, int](troupetest.NewSystem(t), stagekit.Config{Name: "batch", Capacity: 8}, mock, &batch{})
 		require.NoError(t, err)
 		ctx := context.Background()
 		var outs []<-chan troupetest.Result[int]

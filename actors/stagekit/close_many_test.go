@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -30,7 +29,7 @@ func TestCORE6_ACT5_TenThousandCallersAndACloseInTheMiddle(t *testing.T) {
 		const callers, capacity = 10_000, 64
 		const answered, inFlight = callers / 2, 100
 		mock, h := troupetest.NewMock[int, int]()
-		s := stage(t, testsys.New(t), mock, capacity)
+		s := stage(t, troupetest.NewSystem(t), mock, capacity)
 		h.Allow(answered + inFlight)
 
 		// The downstream answers the first requests at once and keeps the

@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -26,7 +25,7 @@ import (
 // spec: ACT5, SUP3
 func TestACT5_ClosedStagesLeaveNothingInTheirHost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		f := stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 		const n = 1500
 		first := sys.Host().PID()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // syncBuffer is a log sink safe for the cleanup goroutine and the test.
@@ -49,7 +49,7 @@ func dropOne(t *testing.T, s *stagekit.Stage[int, int]) {
 //
 // spec: HR6, CORE4
 func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) {
-	leakcheck.ExpectDropped(1)
+	troupetest.ExpectDropped(1)
 	var logs syncBuffer
 	sys := stagekit.NewSystem(stagekit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		stagekit.WithDroppedPermitCheck(200*time.Millisecond))

@@ -11,7 +11,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -23,7 +22,7 @@ func (panicky) Reserve(context.Context) (*troupe.Permit[int, int], error) { pani
 // spec: HR1
 func TestHR1_PlainServiceWhoseReservePanicsIsAnOutcomeNotACrash(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		s := stage(t, sys, panicky{}, 4)
 		r := <-troupetest.Go(context.Background(), s, 1)
 		assert.ErrorIs(t, r.Err, troupe.ErrPanic)
@@ -49,7 +48,7 @@ func TestHR4_NilSystemIsAnErrorAtBuild(t *testing.T) {
 
 // spec: HR4
 func TestHR4_NilFunctionIsAnErrorAtBuild(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	api := stagekit.Func[int, int](nil)
 	_, err := troupe.NewBuilder[int, int]().Build(sys, api)
 	assert.ErrorIs(t, err, troupe.ErrBadConfig, "no layers")
@@ -62,7 +61,7 @@ func TestHR4_NilFunctionIsAnErrorAtBuild(t *testing.T) {
 
 // spec: HR4
 func TestHR4_CapacitiesAreCheckedNeverTruncated(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	api := stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	for _, n := range []int{-1, 1 << 31, 1<<32 + 5} {
 		_, err := stagekit.Spawn(sys, stagekit.Config{Capacity: n}, api, stagekit.Passthrough[int, int]{})
@@ -105,7 +104,7 @@ func (s *valueService) Release()                               {}
 // spec: HR1
 func TestCallersContextValuesReachAnAdaptedServicesReserve(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		svc := &valueService{seen: make(chan any, 1)}
 		s := stage(t, sys, svc, 4)
 		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "req-42"))
@@ -132,7 +131,7 @@ func (panickyStrategy) Decide(stagekit.Failure) stagekit.Decision {
 // spec: HR1
 func TestHR1_PanickingStrategyStopsTheStageInsteadOfCrashing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		host, err := sys.NewHost("bad-strategy", panickyStrategy{})
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()

@@ -5,7 +5,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -21,7 +20,7 @@ func stage(t testing.TB, h troupe.Host, inner troupe.Service[int, int], n int) *
 
 // overMock returns a system, a stage of capacity n over a mock, and the mock's handle.
 func overMock(t testing.TB, n int) (*stagekit.System, *stagekit.Stage[int, int], *troupetest.Handle[int, int]) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	mock, h := troupetest.NewMock[int, int]()
 	return sys, stage(t, sys, mock, n), h
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -63,7 +62,7 @@ func TestSUP3_PanicRestartsStageAndAnswersWhatItHeld(t *testing.T) {
 // spec: SUP3, B4
 func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		host, err := sys.NewHost("strict", stagekit.Intensity(0, time.Minute))
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()
@@ -95,7 +94,7 @@ func (d delayed) Decide(stagekit.Failure) stagekit.Decision {
 // spec: HR3
 func TestHR3_RequestHeldByAPanickingStageIsAnsweredBeforeTheRestartBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		host, err := sys.NewHost("slow-restarts", delayed(30*time.Second))
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()
@@ -148,7 +147,7 @@ func (s *semService) Release() { <-s.sem }
 
 func TestAdaptedPlainServiceWaitsOffTheActor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		svc := &semService{sem: make(chan struct{}, 1), inside: make(chan struct{}, 1)}
 		s := stage(t, sys, svc, 4)
 		var outs []<-chan troupetest.Result[int]

@@ -14,7 +14,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -223,7 +222,7 @@ func TestCORE6_CallerGivingUpGetsOneOutcome(t *testing.T) {
 }
 
 func TestFuncPanicBecomesAnError(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	f := stagekit.Func(func(context.Context, int) (int, error) { panic("downstream exploded") }, "api")
 	s := stage(t, sys, f, 1)
 	_, err := troupe.Do[int, int](context.Background(), s, 1)
@@ -241,7 +240,7 @@ func TestFuncPanicBecomesAnError(t *testing.T) {
 }
 
 func TestSpawnRejectsBadConfig(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	f := stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	_, err := stagekit.Spawn(sys, stagekit.Config{Capacity: -1}, f, stagekit.Passthrough[int, int]{})
 	assert.ErrorIs(t, err, stagekit.ErrBadConfig)

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }
 
 // short is the example's short mode: 50 requests per second instead of 5,
 // short waits, a second or two per run. Its margin is 20 %: the limiter

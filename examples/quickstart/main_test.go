@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }
 
 func TestQuickstartSummary(t *testing.T) {
 	for _, tc := range []struct {

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }
 
 func TestReconnectSummary(t *testing.T) {
 	var out bytes.Buffer

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe/internal/ilist"
-	"github.com/troupe-go/troupe/internal/leakcheck"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { troupetest.Main(m) }
 
 type item struct {
 	ilist.Links[item]

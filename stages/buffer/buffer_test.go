@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -28,7 +27,7 @@ func newBuffer(t *testing.T, h troupe.Host, n int) (*buffer.Buffer[string, strin
 // spec: B1
 func TestB1_CallersShareOnlyABoundedMailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, _ := newBuffer(t, testsys.New(t), 2)
+		b, _ := newBuffer(t, troupetest.NewSystem(t), 2)
 		ctx := context.Background()
 		p1, err := b.Reserve(ctx)
 		require.NoError(t, err)
@@ -49,7 +48,7 @@ func TestB1_CallersShareOnlyABoundedMailbox(t *testing.T) {
 // spec: B2
 func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, h := newBuffer(t, testsys.New(t), 4)
+		b, h := newBuffer(t, troupetest.NewSystem(t), 4)
 		ctx := context.Background()
 		a := troupetest.Go(ctx, b, "a")
 		synctest.Wait()
@@ -77,7 +76,7 @@ func TestB2_WorkerAsksInnerReadinessBeforeTakingTheNextMessage(t *testing.T) {
 // spec: B3
 func TestB3_CallerAwaitsTheResponseNotTheWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, h := newBuffer(t, testsys.New(t), 4)
+		b, h := newBuffer(t, troupetest.NewSystem(t), 4)
 		ctx := context.Background()
 		h.Allow(2)
 		a := troupetest.Go(ctx, b, "slow")
@@ -102,7 +101,7 @@ func TestB3_CallerAwaitsTheResponseNotTheWorker(t *testing.T) {
 // spec: B4
 func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, h := newBuffer(t, testsys.New(t), 4)
+		b, h := newBuffer(t, troupetest.NewSystem(t), 4)
 		ctx := context.Background()
 		a := troupetest.Go(ctx, b, "a") // waits for readiness
 		synctest.Wait()
@@ -141,7 +140,7 @@ func TestB4_InnerReadinessErrorClosesTheBufferWithTheCause(t *testing.T) {
 // spec: B4
 func TestB4_WorkerKilledByPanicsClosesWithThePanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		host, err := sys.NewHost("no-restarts", actors.Intensity(0, time.Minute))
 		require.NoError(t, err)
 		b, h := newBuffer(t, host, 4)
@@ -159,7 +158,7 @@ func TestB4_WorkerKilledByPanicsClosesWithThePanic(t *testing.T) {
 // spec: B4
 func TestB4_ClosedBufferSaysItWasClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, _ := newBuffer(t, testsys.New(t), 4)
+		b, _ := newBuffer(t, troupetest.NewSystem(t), 4)
 		require.NoError(t, b.Close(context.Background()))
 		_, err := b.Reserve(context.Background())
 		var ce *troupe.ClosedError

@@ -15,7 +15,6 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/troupetest"
@@ -23,7 +22,7 @@ import (
 
 func newAsync(t *testing.T, c *checker, opts ...filter.Option) (*filter.AsyncFilter[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
-	f, err := filter.NewAsync[int, int](testsys.New(t), mock, c.check, opts...)
+	f, err := filter.NewAsync[int, int](troupetest.NewSystem(t), mock, c.check, opts...)
 	require.NoError(t, err)
 	return f, h
 }
@@ -248,7 +247,7 @@ func TestF2_RestartAnswersChecksInFlightOnce(t *testing.T) {
 func TestAsyncCheckPanicAnswersThatRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[int, int]()
-		f, err := filter.NewAsync[int, int](testsys.New(t), mock, func(_ context.Context, v int) (int, error) {
+		f, err := filter.NewAsync[int, int](troupetest.NewSystem(t), mock, func(_ context.Context, v int) (int, error) {
 			if v == 13 {
 				panic("unlucky")
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -30,7 +29,7 @@ func evenOnly(v int) (int, error) {
 
 func newFilter(t *testing.T, pred func(int) (int, error), opts ...filter.Option) (*filter.Filter[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
-	f, err := filter.NewFilter[int, int](testsys.New(t), mock, pred, opts...)
+	f, err := filter.NewFilter[int, int](troupetest.NewSystem(t), mock, pred, opts...)
 	require.NoError(t, err)
 	return f, h
 }
@@ -127,7 +126,7 @@ func TestPredicatePanicAnswersThatRequestOnly(t *testing.T) {
 
 func TestFilterLayerAndBadConfig(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		echo := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 		st, err := troupe.NewBuilder[int, int]().Layer(filter.Layer[int, int](evenOnly)).Build(sys, echo)
 		require.NoError(t, err)

@@ -14,14 +14,13 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
 func overMock(t *testing.T, n int) (*limit.Limit[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
-	l, err := limit.New[int, int](testsys.New(t), mock, n)
+	l, err := limit.New[int, int](troupetest.NewSystem(t), mock, n)
 	require.NoError(t, err)
 	return l, h
 }
@@ -98,7 +97,7 @@ func TestC2_PermitComesBackWhereverTheCallerGivesUp(t *testing.T) {
 // spec: C2
 func TestC2_RandomCancellationsNeverLeakPermits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		slow := actors.Func(func(ctx context.Context, v int) (int, error) {
 			select {
 			case <-time.After(time.Duration(v%7) * time.Millisecond):

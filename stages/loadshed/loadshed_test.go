@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/troupetest"
@@ -21,7 +20,7 @@ import (
 
 func overMock(t *testing.T, opts ...loadshed.Option) (*loadshed.LoadShed[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
-	ls, err := loadshed.New[int, int](testsys.New(t), mock, opts...)
+	ls, err := loadshed.New[int, int](troupetest.NewSystem(t), mock, opts...)
 	require.NoError(t, err)
 	return ls, h
 }

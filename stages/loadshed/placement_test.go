@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
@@ -24,7 +23,7 @@ func TestLS3_LoadShedOutsideLimitSheds(t *testing.T) {
 		st, err := troupe.NewBuilder[int, int]().
 			Layer(loadshed.Layer[int, int]()).
 			Layer(limit.Layer[int, int](1)).
-			Build(testsys.New(t), mock)
+			Build(troupetest.NewSystem(t), mock)
 		require.NoError(t, err)
 		ctx := context.Background()
 		h.Allow(10) // the inner service itself is always ready: only the limit says "not now"
@@ -57,7 +56,7 @@ func TestLS3_LimitOutsideLoadShedNeverSheds(t *testing.T) {
 		st, err := troupe.NewBuilder[int, int]().
 			Layer(limit.Layer[int, int](1)).
 			Layer(loadshed.Layer[int, int]()).
-			Build(testsys.New(t), mock)
+			Build(troupetest.NewSystem(t), mock)
 		require.NoError(t, err)
 		lim := st.Service.(*limit.Limit[int, int])
 		ctx := context.Background()
@@ -90,7 +89,7 @@ func TestLS3_LimitOutsideLoadShedNeverSheds(t *testing.T) {
 func TestLoadShedInsideAnotherStageIsAlwaysReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[int, int]()
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		ls, err := loadshed.New[int, int](sys, mock)
 		require.NoError(t, err)
 		st, err := troupe.NewBuilder[int, int]().Layer(buffer.Layer[int, int](4)).Build(sys, ls)

@@ -15,7 +15,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // arrivals is an inner service that notes when requests reach it.
@@ -70,7 +70,7 @@ func TestRL2_RequestReachingTheStageWhileLimitedIsKeptForTheNextWindow(t *testin
 	synctest.Test(t, func(t *testing.T) {
 		arr := newArrivals()
 		b := newBehavior[int, int](newWindow(Rate{Num: 1, Per: time.Second}))
-		st, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
+		st, err := stagekit.Spawn[int, int](troupetest.NewSystem(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
 		require.NoError(t, err)
 		b.attach(st)
 		ctx := context.Background()
@@ -114,7 +114,7 @@ func TestKeptRequestsAreAnsweredWhenTheStageStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		arr := newArrivals()
 		b := newBehavior[int, int](newWindow(Rate{Num: 1, Per: time.Hour}))
-		st, err := stagekit.Spawn[int, int](testsys.New(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
+		st, err := stagekit.Spawn[int, int](troupetest.NewSystem(t), stagekit.Config{Name: "ratelimit"}, arr.service(), unpausing{b})
 		require.NoError(t, err)
 		b.attach(st)
 		ctx := context.Background()
@@ -148,7 +148,7 @@ func TestRL5_TheStagesOneTimerIsReusedForEveryWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				arr := newArrivals()
-				rl, err := New[int, int](testsys.New(t), arr.service(), Rate{Num: 1, Per: 10 * time.Millisecond}, tc.opts...)
+				rl, err := New[int, int](troupetest.NewSystem(t), arr.service(), Rate{Num: 1, Per: 10 * time.Millisecond}, tc.opts...)
 				require.NoError(t, err)
 				alarm := rl.b.alarm
 				require.NoError(t, first(troupe.Do[int, int](context.Background(), rl, 0)))

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupetest"
@@ -23,7 +22,7 @@ func TestLoadShedOutsideRateLimitShedsWhileLimited(t *testing.T) {
 		st, err := troupe.NewBuilder[int, int]().
 			Layer(loadshed.Layer[int, int]()).
 			Layer(ratelimit.Layer[int, int](perSecond(2))).
-			Build(testsys.New(t), rec.service())
+			Build(troupetest.NewSystem(t), rec.service())
 		require.NoError(t, err)
 		ctx := context.Background()
 		for i := range 2 {

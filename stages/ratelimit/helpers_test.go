@@ -13,9 +13,9 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 const ms = time.Millisecond
@@ -110,7 +110,7 @@ func reserve(t *testing.T, s troupe.Service[int, int], n int) []*troupe.Permit[i
 
 func newRL(t *testing.T, inner troupe.Service[int, int], r ratelimit.Rate, opts ...ratelimit.Option) *ratelimit.RateLimit[int, int] {
 	t.Helper()
-	rl, err := ratelimit.New[int, int](testsys.New(t), inner, r, opts...)
+	rl, err := ratelimit.New[int, int](troupetest.NewSystem(t), inner, r, opts...)
 	require.NoError(t, err)
 	return rl
 }

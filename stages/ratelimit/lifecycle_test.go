@@ -12,7 +12,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -83,7 +82,7 @@ func TestCloseAbortedWhileLimitedAnswersTheQueue(t *testing.T) {
 }
 
 func TestNewStageOverInnerAndHost(t *testing.T) {
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	_, err := ratelimit.New[int, int](sys, nil, perSecond(1))
 	assert.ErrorIs(t, err, troupe.ErrBadConfig, "a nil inner service")
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/supervisor"
 	"github.com/troupe-go/troupe/troupetest"
@@ -32,7 +31,7 @@ func TestHR8_BackoffStartsOverAfterAHealthyConnection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDialer()
 		// gRPC's delays without jitter: 1 s, 1.6 s, 2.56 s...
-		p, rc := pipelineIn(t, testsys.New(t), d, exact(t, time.Second, 2*time.Minute, 1.6), 10)
+		p, rc := pipelineIn(t, troupetest.NewSystem(t), d, exact(t, time.Second, 2*time.Minute, 1.6), 10)
 		ctx := context.Background()
 		refused := errors.New("refused")
 		d.outcomes <- outcome{err: refused}
@@ -68,7 +67,7 @@ func TestHR8_BackoffStartsOverAfterAHealthyConnection(t *testing.T) {
 func TestHR8_ConnectionsThatBreakAtOnceStillHitTheIntensityLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDialer()
-		p, rc := pipelineIn(t, testsys.New(t), d, exact(t, time.Second, 2*time.Minute, 2), 3)
+		p, rc := pipelineIn(t, troupetest.NewSystem(t), d, exact(t, time.Second, 2*time.Minute, 2), 3)
 		ctx := context.Background()
 		for range 4 {
 			svc, h := connection()
@@ -90,7 +89,7 @@ func TestHR8_ConnectionsThatBreakAtOnceStillHitTheIntensityLimit(t *testing.T) {
 func TestHR8_HealthyAfterRequiresAMinimumUptime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDialer()
-		p, _ := pipelineIn(t, testsys.New(t), d, exact(t, time.Second, 2*time.Minute, 2), 10, reconnect.HealthyAfter(5*time.Second))
+		p, _ := pipelineIn(t, troupetest.NewSystem(t), d, exact(t, time.Second, 2*time.Minute, 2), 10, reconnect.HealthyAfter(5*time.Second))
 		ups := []time.Duration{4999 * time.Millisecond, 4999 * time.Millisecond, 5 * time.Second}
 		var hs []*troupetest.Handle[int, int]
 		for range len(ups) + 1 {
@@ -116,7 +115,7 @@ func TestHR8_HealthyAfterRequiresAMinimumUptime(t *testing.T) {
 // spec: HR4
 func TestNewRefusesABadConfiguration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		dial := reconnect.Dialer(newDialer().dial)
 		for name, c := range map[string]struct {
 			connector troupe.Service[string, troupe.Service[int, int]]

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/supervisor"
@@ -23,7 +22,7 @@ func TestHR3_ClosingWhileDialingCancelsTheDialAndAnswersErrClosed(t *testing.T) 
 	for _, how := range []string{"Reconnect.Close", "Pipeline.Close", "System.Shutdown"} {
 		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sys := testsys.New(t)
+				sys := troupetest.NewSystem(t)
 				d := newDialer() // no outcome queued: the dial hangs until its context ends
 				p, rc := pipelineIn(t, sys, d, exact(t, time.Second, time.Minute, 2), 10, reconnect.ConnectTimeout(time.Hour))
 				ctx := context.Background()
@@ -123,7 +122,7 @@ func TestCloseDrainsThroughALiveConnection(t *testing.T) {
 // spec: HR3, HR2
 func TestHR3_ClosingAPipelineWithStagesAboveADialingReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		d := newDialer() // the dial hangs until its context ends
 		p, err := supervisor.New(sys, "downstream", func(h troupe.Host) (troupe.Service[int, int], error) {
 			rc, err := reconnect.New(h, reconnect.Dialer(d.dial), "peer:443", reconnect.ConnectTimeout(time.Hour))

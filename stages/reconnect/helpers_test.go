@@ -13,7 +13,6 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/supervisor"
 	"github.com/troupe-go/troupe/troupetest"
@@ -96,7 +95,7 @@ func pipeline(t *testing.T, d *dialer, min time.Duration, maxRestarts int, opts 
 	t.Helper()
 	delays, err := backoff.New(min, time.Hour)
 	require.NoError(t, err)
-	return pipelineIn(t, testsys.New(t), d, delays, maxRestarts, opts...)
+	return pipelineIn(t, troupetest.NewSystem(t), d, delays, maxRestarts, opts...)
 }
 
 // pipelineIn is pipeline in sys, with the given delays.
@@ -109,7 +108,7 @@ func pipelineIn(t *testing.T, sys *actors.System, d *dialer, delays backoff.Expo
 // doubling.
 func connectorPipeline(t *testing.T, connector troupe.Service[string, troupe.Service[int, int]]) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
 	t.Helper()
-	return pipelineOver(t, testsys.New(t), connector, exact(t, time.Second, time.Hour, 2), 10)
+	return pipelineOver(t, troupetest.NewSystem(t), connector, exact(t, time.Second, time.Hour, 2), 10)
 }
 
 func pipelineOver(t *testing.T, sys *actors.System, connector troupe.Service[string, troupe.Service[int, int]], delays backoff.Exponential, maxRestarts int, opts ...reconnect.Option) (*supervisor.Pipeline[int, int], *reconnect.Reconnect[int, int]) {
@@ -145,7 +144,7 @@ func (l *logBuffer) String() string {
 
 // loggedSystem returns a test system that logs to l.
 func loggedSystem(t *testing.T, l *logBuffer) *actors.System {
-	return testsys.New(t, actors.WithLogger(slog.New(slog.NewTextHandler(l, nil))))
+	return troupetest.NewSystem(t, actors.WithLogger(slog.New(slog.NewTextHandler(l, nil))))
 }
 
 // exact returns jitter-free delays from min, times mult, at most max.

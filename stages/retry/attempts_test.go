@@ -11,8 +11,8 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // embedded is a policy built on Attempts, as troupehttp's is.
@@ -23,7 +23,7 @@ type embedded struct {
 // spec: HR4
 func TestHR4_NegativeMaxIsAnErrorAtConstruction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		leaf := actors.Func(func(context.Context, int) (int, error) { return 0, nil })
 
 		_, err := retry.New(sys, leaf, retry.Attempts[int, int]{Max: -1})
@@ -46,7 +46,7 @@ func TestHR4_NegativeMaxIsAnErrorAtConstruction(t *testing.T) {
 func TestRT2_ExhaustedForEveryMaxIncludingZero(t *testing.T) {
 	for max := range 4 {
 		synctest.Test(t, func(t *testing.T) {
-			sys := testsys.New(t)
+			sys := troupetest.NewSystem(t)
 			cause := errors.New("503")
 			calls := 0
 			leaf := actors.Func(func(context.Context, int) (int, error) { calls++; return 0, cause })

@@ -11,9 +11,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // Regression: a Timeout above Retry answered the caller, and Retry went on
@@ -24,7 +24,7 @@ import (
 func TestT4_RetryStopsOnceTheOutcomeWasDeliveredAbove(t *testing.T) {
 	for _, wait := range []time.Duration{0, time.Millisecond} {
 		synctest.Test(t, func(t *testing.T) {
-			sys := testsys.New(t)
+			sys := troupetest.NewSystem(t)
 			fn := actors.Func(func(ctx context.Context, _ int) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
 			r, err := retry.New(sys, fn, retry.Attempts[int, int]{Max: 1000, Backoff: fixed(wait), Retryable: func(int, error) bool { return true }})
 			require.NoError(t, err)

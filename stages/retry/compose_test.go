@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
@@ -60,7 +59,7 @@ func permits(t *testing.T, svc troupe.Service[string, string], l *limit.Limit[st
 // spec: C4, RT7
 func TestC4_RetryOutsideLimitTakesAPermitPerAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		gate := make(chan struct{})
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(10)
@@ -76,7 +75,7 @@ func TestC4_RetryOutsideLimitTakesAPermitPerAttempt(t *testing.T) {
 // spec: C4, RT7
 func TestC4_LimitOutsideRetryHoldsOnePermitForTheSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		gate := make(chan struct{})
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(10)
@@ -106,7 +105,7 @@ func (a *alwaysFail) CloneRequest(req *string) (string, bool) { return *req, tru
 // spec: T4
 func TestT4_TimeoutOutsideRetryBoundsTheWholeSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(100)
 		r, err := retry.New(sys, mock, alwaysFail{delay: 600 * time.Millisecond})
@@ -131,7 +130,7 @@ func TestT4_TimeoutOutsideRetryBoundsTheWholeSession(t *testing.T) {
 // spec: T4
 func TestT4_TimeoutInsideRetryTimesEachAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(100)
 		to, err := timeout.New[string, string](sys, mock, time.Second)
@@ -174,7 +173,7 @@ func TestRT3_RefusedCopyIsSentOnceAndNotJudged(t *testing.T) {
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(10)
 		asked := 0
-		r, err := retry.New(testsys.New(t), mock, once{asked: &asked})
+		r, err := retry.New(troupetest.NewSystem(t), mock, once{asked: &asked})
 		require.NoError(t, err)
 		fut := troupetest.Go(context.Background(), r, "stream")
 		h.Next(context.Background()).Fail(errors.New("failed 1"))
@@ -189,7 +188,7 @@ func TestRT2_AttemptsTurnsTheLastErrorIntoExhausted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(10)
-		r, err := retry.New(testsys.New(t), mock, retry.Attempts[string, string]{Max: 2})
+		r, err := retry.New(troupetest.NewSystem(t), mock, retry.Attempts[string, string]{Max: 2})
 		require.NoError(t, err)
 		fut := troupetest.Go(context.Background(), r, "x")
 		cause := errors.New("503")
@@ -210,7 +209,7 @@ func TestRT10_WaitEndsWhenTheCallerGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := troupetest.NewMock[string, string]()
 		h.Allow(10)
-		r, err := retry.New(testsys.New(t), mock, alwaysFail{delay: time.Hour})
+		r, err := retry.New(troupetest.NewSystem(t), mock, alwaysFail{delay: time.Hour})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		fut := troupetest.Go(ctx, r, "x")

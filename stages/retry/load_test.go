@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 	"github.com/troupe-go/troupe/troupetest"
@@ -39,7 +38,7 @@ var errFirst = errors.New("first attempt fails")
 // spec: RT11, CORE6
 func TestRT11_TenThousandSessionsRetriesWithinBudget(t *testing.T) {
 	const sessions = 10_000
-	sys := testsys.New(t)
+	sys := troupetest.NewSystem(t)
 	mock, h := troupetest.NewMock[job, string]()
 	h.Allow(1 << 30)
 	b, err := budget.New(10*time.Second, 0, 0.2) // no floor: retries are 20 % of requests at most

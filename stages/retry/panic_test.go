@@ -14,9 +14,9 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 var err503 = errors.New("503")
@@ -130,7 +130,7 @@ func TestHR1_PanickingPolicyFunctionIsAnOutcome(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sys := testsys.New(t)
+				sys := troupetest.NewSystem(t)
 				leaf := actors.Func(func(_ context.Context, req string) (string, error) {
 					if req == "ok" {
 						return "ok", nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -78,7 +77,7 @@ func (a *attempts) CloneRequest(req *treq) (treq, bool) {
 // spec: RT8, RT1, RT2, RT4, RT6, RT9
 func TestRT8_SeedTracesABC(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		log := &tlog{}
 		gate := make(chan struct{})
 		mock, h := troupetest.NewMock[treq, string]()
@@ -195,7 +194,7 @@ func TestRT5_CountInCloneRequestDoesNotLeakIntoLaterSessions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		log := &tlog{}
 		echo := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
-		svc, err := retry.New(testsys.New(t), echo, counting{log: log})
+		svc, err := retry.New(troupetest.NewSystem(t), echo, counting{log: log})
 		require.NoError(t, err)
 		for req := 1; req <= 3; req++ {
 			_, err := troupe.Do[int, int](context.Background(), svc, req)

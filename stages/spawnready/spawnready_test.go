@@ -14,7 +14,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/spawnready"
 	"github.com/troupe-go/troupe/troupetest"
@@ -26,7 +25,7 @@ type callerKey struct{}
 func TestSR1_ReadinessWaitRunsInTheBackground(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := newPool()
-		sr, err := spawnready.New[int, int](testsys.New(t), pl)
+		sr, err := spawnready.New[int, int](troupetest.NewSystem(t), pl)
 		require.NoError(t, err)
 		ctx := context.WithValue(context.Background(), callerKey{}, "caller")
 
@@ -109,7 +108,7 @@ func (m *recordingMock) count() int {
 // spec: SR1
 func TestSR1_TheBackgroundWaitIsForcedForAnInnerThatNeedsNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		ctx := context.Background()
 		for _, tc := range []struct {
 			name  string
@@ -145,7 +144,7 @@ func TestSR1_TheBackgroundWaitIsForcedForAnInnerThatNeedsNone(t *testing.T) {
 func TestSR1_CallerGivingUpCancelsTheBackgroundWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := newPool()
-		sr, err := spawnready.New[int, int](testsys.New(t), pl)
+		sr, err := spawnready.New[int, int](troupetest.NewSystem(t), pl)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		p, err := sr.Reserve(ctx)
@@ -177,7 +176,7 @@ func TestSR1_CallerGivingUpCancelsTheBackgroundWait(t *testing.T) {
 func TestSR1_InnerReadinessErrorBreaksTheStage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := newPool()
-		sr, err := spawnready.New[int, int](testsys.New(t), pl, spawnready.Capacity(2))
+		sr, err := spawnready.New[int, int](troupetest.NewSystem(t), pl, spawnready.Capacity(2))
 		require.NoError(t, err)
 		ctx := context.Background()
 		p, err := sr.Reserve(ctx)
@@ -198,7 +197,7 @@ func TestSR1_InnerReadinessErrorBreaksTheStage(t *testing.T) {
 func TestSR1_CloseWithdrawsTheBackgroundWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := newPool()
-		sr, err := spawnready.New[int, int](testsys.New(t), pl)
+		sr, err := spawnready.New[int, int](troupetest.NewSystem(t), pl)
 		require.NoError(t, err)
 		ctx := context.Background()
 		p, err := sr.Reserve(ctx)

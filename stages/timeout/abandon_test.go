@@ -12,7 +12,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
@@ -58,7 +57,7 @@ func TestHR9_AbandonAnswersAtTheDeadlineAndTheWorkKeepsItsSlot(t *testing.T) {
 	for _, where := range []string{"limit outside", "own capacity"} {
 		t.Run(where, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sys := testsys.New(t)
+				sys := troupetest.NewSystem(t)
 				work := newStubborn(10 * time.Second)
 				opts := []timeout.Option{timeout.Abandon()}
 				if where == "own capacity" {
@@ -116,7 +115,7 @@ func TestHR9_AbandonAnswersAtTheDeadlineAndTheWorkKeepsItsSlot(t *testing.T) {
 func TestHR9_WithoutAbandonTheCallerWaitsForWorkThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		work := newStubborn(10 * time.Second)
-		to, err := timeout.New[int, int](testsys.New(t), actors.Func(work.fn), time.Second)
+		to, err := timeout.New[int, int](troupetest.NewSystem(t), actors.Func(work.fn), time.Second)
 		require.NoError(t, err)
 		r := <-troupetest.GoTimed[int, int](context.Background(), to, 1)
 		assert.ErrorIs(t, r.Err, timeout.ErrTimeout, "the deadline passed: the late value is discarded")
@@ -131,7 +130,7 @@ func TestHR9_WithoutAbandonTheCallerWaitsForWorkThatIgnoresItsContext(t *testing
 // spec: HR9, C2, T2
 func TestHR9_AbandonAnswersInTimeAsBefore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		for _, takes := range []time.Duration{500 * time.Millisecond, time.Second} { // at the deadline itself, the response wins
 			work := newStubborn(takes)
 			to, err := timeout.New[int, int](sys, actors.Func(work.fn), time.Second, timeout.Abandon())
@@ -153,7 +152,7 @@ func TestHR9_AbandonAnswersInTimeAsBefore(t *testing.T) {
 // spec: HR9, T4
 func TestHR9_RetryAfterAnAbandonedAttemptWaitsForItsWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		work := newStubborn(10 * time.Second)
 		to, err := timeout.New[int, int](sys, actors.Func(work.fn), time.Second, timeout.Abandon())
 		require.NoError(t, err)
@@ -178,7 +177,7 @@ func TestHR9_RetryAfterAnAbandonedAttemptWaitsForItsWork(t *testing.T) {
 // spec: HR9, T4
 func TestHR9_AbandonCoversTheAttemptsOfARetryInside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		work := newStubborn(10 * time.Second)
 		r, err := retry.New(sys, actors.Func(work.fn), retry.Attempts[int, int]{Max: 3})
 		require.NoError(t, err)
@@ -205,7 +204,7 @@ func TestHR9_CloseWaitsForAbandonedWork(t *testing.T) {
 	for _, wait := range []time.Duration{time.Minute, 3 * time.Second} {
 		synctest.Test(t, func(t *testing.T) {
 			work := newStubborn(10 * time.Second)
-			to, err := timeout.New[int, int](testsys.New(t), actors.Func(work.fn), time.Second, timeout.Abandon())
+			to, err := timeout.New[int, int](troupetest.NewSystem(t), actors.Func(work.fn), time.Second, timeout.Abandon())
 			require.NoError(t, err)
 			r := <-troupetest.GoTimed[int, int](context.Background(), to, 1)
 			require.ErrorIs(t, r.Err, timeout.ErrTimeout)
@@ -236,7 +235,7 @@ func TestHR9_AbandonedWorkThatPanicsIsCaught(t *testing.T) {
 			time.Sleep(10 * time.Second)
 			panic("late and broken")
 		})
-		to, err := timeout.New[int, int](testsys.New(t), f, time.Second, timeout.Abandon())
+		to, err := timeout.New[int, int](troupetest.NewSystem(t), f, time.Second, timeout.Abandon())
 		require.NoError(t, err)
 		r := <-troupetest.GoTimed[int, int](context.Background(), to, 1)
 		assert.ErrorIs(t, r.Err, timeout.ErrTimeout)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupetest"
@@ -23,7 +22,7 @@ import (
 // spec: HR9, C1
 func TestHR9_WorkThatIgnoresItsContextKeepsTheLimitSlotInTheDefaultMode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		work := newStubborn(10 * time.Second)
 		to, err := timeout.New[int, int](sys, actors.Func(work.fn), time.Second)
 		require.NoError(t, err)

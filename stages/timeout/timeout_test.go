@@ -13,7 +13,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/internal/testsys"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupetest"
@@ -21,7 +20,7 @@ import (
 
 func overMock(t *testing.T, d time.Duration, opts ...timeout.Option) (*timeout.Timeout[int, int], *troupetest.Handle[int, int]) {
 	mock, h := troupetest.NewMock[int, int]()
-	to, err := timeout.New[int, int](testsys.New(t), mock, d, opts...)
+	to, err := timeout.New[int, int](troupetest.NewSystem(t), mock, d, opts...)
 	require.NoError(t, err)
 	return to, h
 }
@@ -59,7 +58,7 @@ func TestT1_DeadlineStartsAtTheCallNotTheReservation(t *testing.T) {
 		// The stage's own wait for its inner service happens after the call
 		// was made: it counts.
 		h2mock, h2 := troupetest.NewMock[int, int]()
-		to2, err := timeout.New[int, int](testsys.New(t), h2mock, time.Second)
+		to2, err := timeout.New[int, int](troupetest.NewSystem(t), h2mock, time.Second)
 		require.NoError(t, err)
 		r := <-troupetest.GoTimed[int, int](ctx, to2, 3)
 		assert.ErrorIs(t, r.Err, timeout.ErrTimeout)
@@ -71,7 +70,7 @@ func TestT1_DeadlineStartsAtTheCallNotTheReservation(t *testing.T) {
 // spec: T2
 func TestT2_ResponseAndDeadlineBothReadyResponseWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		for _, tc := range []struct {
 			takes time.Duration
 			win   bool
@@ -146,7 +145,7 @@ func TestT3_InnerGivingUpAtTheDeadlineIsATimeout(t *testing.T) {
 			time.Sleep(time.Until(dl)) // an HTTP client would stop at the deadline on its own
 			return 0, fmt.Errorf("dial: %w", context.DeadlineExceeded)
 		})
-		to, err := timeout.New[int, int](testsys.New(t), f, time.Second)
+		to, err := timeout.New[int, int](troupetest.NewSystem(t), f, time.Second)
 		require.NoError(t, err)
 		r := <-troupetest.GoTimed[int, int](context.Background(), to, 1)
 		assert.ErrorIs(t, r.Err, timeout.ErrTimeout, "named as a timeout, whoever noticed first")
@@ -156,7 +155,7 @@ func TestT3_InnerGivingUpAtTheDeadlineIsATimeout(t *testing.T) {
 // spec: T5
 func TestT5_TimeoutOutsideBufferCountsQueueing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		mock, h := troupetest.NewMock[int, int]()
 		st, err := troupe.NewBuilder[int, int]().
 			Layer(timeout.Layer[int, int](time.Second)).
@@ -178,7 +177,7 @@ func TestT5_TimeoutOutsideBufferCountsQueueing(t *testing.T) {
 // spec: T5
 func TestT5_TimeoutInsideBufferDoesNotCountQueueing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := testsys.New(t)
+		sys := troupetest.NewSystem(t)
 		mock, h := troupetest.NewMock[int, int]()
 		st, err := troupe.NewBuilder[int, int]().
 			Layer(buffer.Layer[int, int](4)).

@@ -1,7 +1,5 @@
-// Package testsys gives tests an actor system that is shut down when the
-// test ends and that fails the test on any dead letter: a message troupe
-// sent to an actor that was already gone is a lifecycle bug.
-package testsys
+// Systems for tests: see NewSystem.
+package troupetest
 
 import (
 	"context"
@@ -12,8 +10,10 @@ import (
 	"github.com/troupe-go/troupe/actors"
 )
 
-// New returns a system for t.
-func New(t testing.TB, opts ...actors.Option) *actors.System {
+// NewSystem returns an actor system for t, shut down when the test ends;
+// the test fails on any dead letter (a message troupe sent to an actor
+// already gone: a lifecycle bug) and if the shutdown fails.
+func NewSystem(t testing.TB, opts ...actors.Option) *actors.System {
 	t.Helper()
 	sys := actors.NewSystem(opts...)
 	sub := sys.ActorSystem().EventStream.Subscribe(func(m any) {

@@ -1,8 +1,5 @@
-// Package leakcheck is the TestMain of troupe's test packages: it fails the
-// run when a goroutine is left behind (goleak), when an internal invariant
-// of package actors was found broken, or when a permit was dropped without
-// Call or Release that no test declared (ExpectDropped).
-package leakcheck
+// Leak checks for a test package: see Main.
+package troupetest
 
 import (
 	"fmt"
@@ -24,7 +21,12 @@ var expected atomic.Uint64
 // Main then expects troupe.LeakedPermits to count them, and no more.
 func ExpectDropped(n uint64) { expected.Add(n) }
 
-// Main runs the tests of a package, then checks for leaks and violations.
+// Main is a test package's TestMain: it runs the tests, then fails the run
+// when a goroutine was left behind (goleak), when a permit was dropped
+// without Call or Release that no test declared (ExpectDropped), or when
+// troupe found one of its own invariants broken.
+//
+//	func TestMain(m *testing.M) { troupetest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
