@@ -34,6 +34,8 @@ var (
 
 // ClosedError reports that a service is closed, and why. It matches
 // ErrClosed and unwraps to the cause (nil when closed on purpose).
+//
+// A plain value, safe for concurrent use.
 type ClosedError struct {
 	// Service names the closed stage or service.
 	Service string
@@ -58,6 +60,8 @@ func (e *ClosedError) Unwrap() error { return e.Cause }
 // RestartError is the outcome of a request that a stage held when the stage
 // failed and was restarted by its supervisor. It matches ErrRestarted and
 // unwraps to the failure (usually a *PanicError).
+//
+// A plain value, safe for concurrent use.
 type RestartError struct {
 	Stage string
 	Cause error
@@ -75,6 +79,8 @@ func (e *RestartError) Unwrap() error { return e.Cause }
 
 // PanicError is a panic recovered in a stage or a leaf function. It matches
 // ErrPanic, and unwraps to the panic value when that value is an error.
+//
+// A plain value, safe for concurrent use.
 type PanicError struct {
 	// Where names the stage or service that panicked.
 	Where string
@@ -101,6 +107,8 @@ func (e *PanicError) Unwrap() error {
 // calls that entered by the stage still ran: their work's context was cancelled
 // and their callers get a *ClosedError when it returns. It matches
 // ErrClosed and unwraps to Close's context error.
+//
+// A plain value, safe for concurrent use.
 type AbandonedError struct {
 	// Stage names the closed stage.
 	Stage string

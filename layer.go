@@ -13,6 +13,8 @@ import (
 // per downstream); troupe itself never looks inside one, and a layer that
 // spawns nothing just passes it on. A nil Host means the process-wide default
 // system of package actors.
+//
+// Implementations must be safe for concurrent use.
 type Host interface {
 	// TroupeHost marks a Host; it does nothing.
 	TroupeHost()
@@ -20,6 +22,8 @@ type Host interface {
 
 // Layer wraps a service in a stage. Layers are values: building a stack from
 // them spawns the stages, and the same layer can build many stacks.
+//
+// A Layer may build many stacks at once: implementations must be safe for concurrent use.
 type Layer[Req, Res any] interface {
 	// Layer returns a service that runs this layer's stage in h over inner.
 	// A bad configuration is an error here, never a panic.
@@ -27,6 +31,8 @@ type Layer[Req, Res any] interface {
 }
 
 // LayerFunc adapts a function to a Layer.
+//
+// Safe for concurrent use when f is.
 type LayerFunc[Req, Res any] func(h Host, inner Service[Req, Res]) (Service[Req, Res], error)
 
 // Layer calls f.

@@ -148,6 +148,8 @@ func LeakedPermits() uint64 { return leaked.Load() }
 // dropped without Call or Release themselves (troupe's stages log it through
 // their system's logger, naming the stage). For other Reservations the
 // mistake is logged with slog.Default.
+//
+// PermitDropped runs on the runtime's cleanup goroutine: it must be safe for concurrent use.
 type DroppedReporter interface {
 	PermitDropped()
 }

@@ -38,6 +38,8 @@ type Reservation[Req, Res any] interface {
 // [ErrClosed] when it cannot be completed before ctx is done), returns every
 // reserved unit of capacity and releases the resources. It is safe to call
 // more than once; later calls return the first call's result.
+//
+// Implementations must be safe for concurrent use.
 type Closer interface {
 	Close(ctx context.Context) error
 }

@@ -23,6 +23,8 @@ type Stats struct {
 
 // StageInfo is what a stage tells about itself: its name and a snapshot.
 // Every stage type of troupe has it; Stack uses it to report its stages.
+//
+// Implementations must be safe for concurrent use.
 type StageInfo interface {
 	Name() string
 	Stats() Stats

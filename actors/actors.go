@@ -23,13 +23,19 @@ import (
 
 // System is an actor system for troupe's stages; see stagekit.System. Stop
 // it with Shutdown.
+//
+// Safe for concurrent use.
 type System = stagekit.System
 
 // Host is a supervisor actor and the stages spawned under it (System.NewHost;
 // package supervisor makes one per pipeline).
+//
+// Implementations must be safe for concurrent use.
 type Host = stagekit.Host
 
 // Option configures a System.
+//
+// Options are plain values, safe for concurrent use.
 type Option = stagekit.Option
 
 // NewSystem starts an actor system. Stop it with Shutdown.
@@ -59,6 +65,8 @@ var ErrShutdown = stagekit.ErrShutdown
 const MaxCapacity = stagekit.MaxCapacity
 
 // FuncService is the innermost service made from a plain function; see Func.
+//
+// Safe for concurrent use.
 type FuncService[Req, Res any] = stagekit.FuncService[Req, Res]
 
 // Func returns the service that calls fn on the goroutine of the caller that
@@ -74,15 +82,23 @@ var ErrNilFunc = stagekit.ErrNilFunc
 
 // Strategy decides the fate of a host's failed stages (see System.NewHost
 // and package supervisor).
+//
+// A Strategy shared by several hosts must be safe for concurrent use.
 type Strategy = stagekit.Strategy
 
 // Failure is one failure of a stage, as a Strategy sees it.
+//
+// A value, safe for concurrent use.
 type Failure = stagekit.Failure
 
 // Decision is a Strategy's verdict on one failure.
+//
+// A plain value, safe for concurrent use.
 type Decision = stagekit.Decision
 
 // Directive is what a Strategy decides for a failed stage.
+//
+// A plain value, safe for concurrent use.
 type Directive = stagekit.Directive
 
 // The directives.

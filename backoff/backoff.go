@@ -32,6 +32,8 @@ import (
 var ErrBadConfig = fmt.Errorf("backoff: %w", troupe.ErrBadConfig)
 
 // Jitter says how a delay is randomised.
+//
+// A plain value, safe for concurrent use.
 type Jitter struct {
 	full  bool
 	ratio float64
@@ -52,6 +54,8 @@ func Ratio(r float64) Jitter { return Jitter{ratio: r} }
 // min(Max, Min * Multiplier^n), jittered. Build it with New, which checks
 // its fields; a value built otherwise still never yields a negative delay
 // or one above Max.
+//
+// Its Delay is safe for concurrent use (the jitter source is locked).
 type Exponential struct {
 	Min, Max   time.Duration
 	Multiplier float64
@@ -74,6 +78,8 @@ func (l *lockedRand) uint64() uint64 {
 }
 
 // Option configures New.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*Exponential)
 
 // WithMultiplier sets the growth factor (default 2); it must be a finite

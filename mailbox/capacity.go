@@ -11,6 +11,8 @@ import (
 // Waiter waits in a mailbox's line for a slot. The zero value is ready to
 // use; a Waiter is in at most one line at a time. Its fields are guarded by
 // the mailbox's lock while it is in line.
+//
+// Safe for concurrent use: its callback runs once, on the goroutine that decided it.
 type Waiter struct {
 	ilist.Links[Waiter]
 	// fn receives the outcome of an asynchronous wait: nil when a slot was

@@ -63,6 +63,8 @@ type Mailbox struct {
 }
 
 // Option configures a Mailbox.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*Mailbox)
 
 // OnDropped sets the function that answers messages the actor will never
@@ -110,6 +112,8 @@ func (m *Mailbox) Producer() actor.MailboxProducer {
 }
 
 // Stats is a snapshot of a mailbox's counters.
+//
+// A plain value, safe for concurrent use.
 type Stats struct {
 	Capacity int // user slots
 	Used     int // slots reserved, queued or held by the actor

@@ -18,6 +18,8 @@ import (
 var ErrFailed = errors.New("supervisor: pipeline failed")
 
 // FailedError says which pipeline failed for good, and why.
+//
+// A plain value, safe for concurrent use.
 type FailedError struct {
 	Pipeline string
 	Cause    any // the last failure's reason: an error or a panic value
@@ -38,9 +40,13 @@ func (e *FailedError) Unwrap() error {
 
 // Build builds a pipeline's stack in host h: usually a troupe.Builder's
 // Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
+//
+// It may run again on each restart of the pipeline, never twice at once.
 type Build[Req, Res any] func(h troupe.Host) (troupe.Service[Req, Res], error)
 
 // Option configures a Pipeline.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*config)
 
 type config struct {
@@ -127,6 +133,8 @@ func (p *Pipeline[Req, Res]) Err() error {
 }
 
 // Stats counts what the pipeline's supervisor decided.
+//
+// A plain value, safe for concurrent use.
 type Stats struct {
 	Restarts int64 // stage restarts
 	Stops    int64 // stages stopped for failing too often

@@ -69,6 +69,8 @@ func (b *Backoff) Decide(f actors.Failure) actors.Decision {
 // connection actor fails with one (NOTE: it implements this method set
 // without importing this package), whose count a connection that stayed up
 // resets, as gRPC's connection backoff does.
+//
+// Implementations must be safe for concurrent use.
 type Streak interface {
 	error
 	// Streak returns the failures in a row, at least 1.

@@ -58,6 +58,8 @@ func RetryAfter(res *http.Response, now time.Time) (wait time.Duration, ok bool)
 // the caller is likely to wait.
 //
 // Each retry session works on its own copy of the value (see retry.Policy).
+//
+// Each session works on its own copy, so a Policy need not be safe for concurrent use; what its copies share must be.
 type Policy struct {
 	retry.Attempts[*http.Request, *http.Response]
 	// MaxRetryAfter caps the wait a Retry-After header may ask for; zero

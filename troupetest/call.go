@@ -8,6 +8,8 @@ import (
 )
 
 // Result is the outcome of a call made with Go.
+//
+// A plain value, safe for concurrent use.
 type Result[Res any] struct {
 	Value Res
 	Err   error
@@ -37,6 +39,8 @@ func GoWith[Req, Res any](ctx context.Context, p *troupe.Permit[Req, Res], req R
 
 // Timed is the outcome of a call made with GoTimed, and how long it took
 // from GoTimed to the outcome (exact inside a synctest bubble).
+//
+// A plain value, safe for concurrent use.
 type Timed[Res any] struct {
 	Value Res
 	Err   error

@@ -125,6 +125,9 @@ func (h *Handle[Req, Res]) TryNext() *Request[Req, Res] {
 
 // Request is one request the mock received. Answer it once with Respond or
 // Fail; until then its caller waits (or gives up when its context ends).
+//
+// Its fields are read-only; answer it once, from any goroutine (a second
+// answer blocks: the reply holds one).
 type Request[Req, Res any] struct {
 	// Value is the request.
 	Value Req

@@ -272,6 +272,8 @@ func (e *Envelope[Req, Res]) Delivered() bool { return e.root.call.gone.Load() }
 // Envelope.HandToCaller. Call runs on the caller's goroutine and may block;
 // it should honour ctx. A Leaf that also has a Name() string method is named
 // in the *troupe.PanicError its panic becomes.
+//
+// Call runs on the caller's goroutine; a Leaf shared by many calls must be safe for concurrent use.
 type Leaf[Req, Res any] interface {
 	Call(ctx context.Context, req Req) (Res, error)
 }

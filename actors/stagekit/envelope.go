@@ -26,6 +26,8 @@ var ErrTooDeep = errors.New("actors: too many response-path stages for one reque
 // the stage completes them itself, see Envelope.CompleteAt). It runs exactly
 // once per frame, on whichever goroutine produced the outcome; it must not
 // block. A Hook is usually the stage itself, shared by all its frames.
+//
+// Complete runs on whichever goroutine produced the outcome, for many requests at once: a Hook shared by a stage's frames must be safe for concurrent use.
 type Hook[Req, Res any] interface {
 	Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (out Res, outErr error, kept bool)
 }
@@ -33,6 +35,8 @@ type Hook[Req, Res any] interface {
 // Frame is one stage's place on an envelope's response path. The fields
 // Deadline and Aux, and the frame's place in a list (Links: the stage's
 // calls in flight, say), belong to the stage that pushed the frame.
+//
+// A Frame belongs to its envelope: it is not safe for concurrent use, except that completing it is decided by one atomic operation.
 type Frame[Req, Res any] struct {
 	hook Hook[Req, Res]
 	done atomic.Bool         // set by whoever completes the frame, once
@@ -49,6 +53,8 @@ type Frame[Req, Res any] struct {
 // frame stack; a stage that hands it on no longer touches them. Envelopes are
 // pooled: a stage that keeps a pointer to one beyond its path holds a
 // reference (Ref, Unref).
+//
+// An Envelope is not safe for concurrent use: its path holder owns it (see the package documentation); Ref, Unref and Delivered are safe from any goroutine.
 type Envelope[Req, Res any] struct {
 	Ctx context.Context
 	Req Req

@@ -35,6 +35,8 @@ type Host struct {
 // Close waits for no user code and answers the requests that wait on them:
 // a Reconnect's connection actor, whose Close cancels its dial. Host.Close
 // closes them before the stages, so that stages waiting on them can drain.
+//
+// Implementations must be safe for concurrent use.
 type ClosesFirst interface {
 	ClosesFirst() bool
 }

@@ -34,6 +34,8 @@ type Inner[Req, Res any] interface {
 
 // InnerSider is implemented by services whose Inner side is a view of
 // their own (stages): AsInner asks for it.
+//
+// Implementations must be safe for concurrent use.
 type InnerSider[Req, Res any] interface {
 	ActorsInner() Inner[Req, Res]
 }
@@ -57,6 +59,8 @@ func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
 // request (Adapt's, whose background Reserve then sees the request's context
 // values). A stage that waits for its inner service on behalf of a request
 // calls ReserveAsyncFor with the request's context.
+//
+// Implementations must be safe for concurrent use.
 type ReserverFor interface {
 	ReserveAsyncFor(ctx context.Context, w *mailbox.Waiter) (granted bool, err error)
 }

@@ -15,6 +15,8 @@ import (
 // Behavior is what makes a stage a timeout, a retry, a buffer...: the
 // stage-specific part of a stage actor. Its methods run on the stage's actor
 // goroutine, one at a time; they must not block.
+//
+// Its methods other than Dropped run on the stage's actor, one at a time: a Behavior need not be safe for concurrent use, but what it shares with hooks or senders must be.
 type Behavior[Req, Res any] interface {
 	// Request handles a request the stage took from its mailbox. The stage
 	// holds e, and a slot for it, until the behavior forwards it
@@ -38,12 +40,16 @@ type Behavior[Req, Res any] interface {
 // the stage: OnSend runs on the sender's goroutine, which holds e, just
 // before e is queued (a timeout starts its clock there: the call is made
 // now). An error answers e at once.
+//
+// OnSend runs on senders' goroutines, several at once: it must be safe for concurrent use.
 type SendHook[Req, Res any] interface {
 	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
 }
 
 // Passthrough is a Behavior that forwards every request. Stage behaviors
 // embed it and override what they need.
+//
+// It has no state: safe for concurrent use.
 type Passthrough[Req, Res any] struct{}
 
 // Request forwards e.
@@ -66,6 +72,8 @@ func (Passthrough[Req, Res]) Dropped(any, error) {}
 var defaultInline = 32
 
 // Config describes a stage to spawn.
+//
+// A plain value, read once by Spawn.
 type Config struct {
 	// Name names the stage in errors and in its actor's PID.
 	Name string

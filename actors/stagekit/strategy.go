@@ -5,6 +5,8 @@ import (
 )
 
 // Directive is what a Strategy decides for a failed stage.
+//
+// A plain value, safe for concurrent use.
 type Directive int
 
 const (
@@ -17,6 +19,8 @@ const (
 )
 
 // Decision is a Strategy's verdict on one failure.
+//
+// A plain value, safe for concurrent use.
 type Decision struct {
 	Directive Directive
 	// Delay postpones a Restart: the stage stays suspended meanwhile (its
@@ -33,6 +37,8 @@ type Strategy interface {
 }
 
 // Failure is one failure of a stage, as a Strategy sees it.
+//
+// A value, safe for concurrent use.
 type Failure struct {
 	// Stage names the failed stage (or a stage's own actor: "connection",
 	// Reconnect's).

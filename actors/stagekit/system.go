@@ -32,6 +32,8 @@ type System struct {
 }
 
 // Option configures a System.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*System)
 
 // WithLogger makes the system and protoactor-go log to l. The default

@@ -6,6 +6,8 @@ package ilist
 
 // Links is embedded in a type whose values go into a List. The zero value
 // is an element in no list.
+//
+// Not safe for concurrent use: the list's owner guards it.
 type Links[T any] struct {
 	prev, next *T
 	in         bool
@@ -17,6 +19,8 @@ func (l *Links[T]) links() *Links[T] { return l }
 func (l *Links[T]) Listed() bool { return l.in }
 
 // Elem is a pointer to a type that embeds Links.
+//
+// Not safe for concurrent use: the list's owner guards it.
 type Elem[T any] interface {
 	*T
 	links() *Links[T]

@@ -14,6 +14,8 @@ type Filter[Req, Res any] struct {
 }
 
 // Option configures a Filter or an AsyncFilter.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox. The default, 0,

@@ -22,6 +22,8 @@ type LoadShed[Req, Res any] struct {
 }
 
 // Option configures a LoadShed.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): how

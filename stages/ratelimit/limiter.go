@@ -21,6 +21,8 @@ type limiter interface {
 }
 
 // Snapshot is a rate limit stage's state at one moment, for observation.
+//
+// A plain value, safe for concurrent use.
 type Snapshot struct {
 	// Limited reports whether the stage holds callers back: reservations
 	// wait and the stage takes no requests until Until.

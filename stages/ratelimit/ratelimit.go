@@ -19,6 +19,8 @@ type RateLimit[Req, Res any] struct {
 }
 
 // Option configures a RateLimit.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*config)
 
 type config struct {

@@ -12,6 +12,8 @@ import (
 )
 
 // State is a Reconnect stage's lifecycle state.
+//
+// A plain value, safe for concurrent use.
 type State int32
 
 const (
@@ -44,6 +46,8 @@ var ErrConnect = errors.New("reconnect: connection failed")
 
 // ConnectError is a failed connection. It matches ErrConnect and unwraps to
 // the connector's error.
+//
+// A plain value, safe for concurrent use.
 type ConnectError struct{ Err error }
 
 func (e *ConnectError) Error() string { return "reconnect: connection failed: " + e.Err.Error() }
@@ -68,6 +72,8 @@ type Reconnect[Req, Res any] struct {
 }
 
 // Counters counts a Reconnect stage's lifecycle events (its Stats' Detail).
+//
+// A plain value, safe for concurrent use.
 type Counters struct {
 	Connects int64 // connections made
 	Failures int64 // dials that failed, connections whose readiness failed or that panicked
@@ -98,6 +104,8 @@ func (r *Reconnect[Req, Res]) Close(ctx context.Context) error {
 }
 
 // Option configures a Reconnect.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*options)
 
 type options struct {

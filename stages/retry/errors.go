@@ -26,6 +26,8 @@ var ErrExhausted = errors.New("retry: attempts exhausted")
 
 // ExhaustedError is the outcome of a session that ran out of attempts. It
 // matches ErrExhausted and unwraps to the last attempt's error.
+//
+// A plain value, safe for concurrent use.
 type ExhaustedError struct {
 	Attempts int
 	Err      error

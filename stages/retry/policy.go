@@ -14,6 +14,8 @@ import (
 // The stage runs both methods under guard: a panic in one ends the session
 // with a *troupe.PanicError naming the stage and the method (for example
 // "retry: Policy.Retry"), which only that session's caller gets.
+//
+// Each session works on its own copy, so a Policy need not be safe for concurrent use; what its copies share must be.
 type Policy[Req, Res any] interface {
 	// Retry judges the outcome of an attempt, success included. It may
 	// change *req, which the next attempt sends, and *res and *err, which the
@@ -31,6 +33,8 @@ type Policy[Req, Res any] interface {
 // until Gate delivers a value or is closed when Gate is set. Either way the
 // wait ends early, with the session, when the request's context ends. The
 // zero Wait retries at once.
+//
+// A plain value, safe for concurrent use.
 type Wait struct {
 	Delay time.Duration
 	Gate  <-chan struct{}
@@ -44,6 +48,8 @@ func Until(gate <-chan struct{}) Wait { return Wait{Gate: gate} }
 
 // Delayer gives the wait before the n-th retry (n from 0);
 // backoff.Exponential is one.
+//
+// One Delayer serves every session: implementations must be safe for concurrent use.
 type Delayer interface {
 	Delay(n int) time.Duration
 }

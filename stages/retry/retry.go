@@ -20,6 +20,8 @@ type Retry[Req, Res any] struct {
 }
 
 // Sessions is a snapshot of a retry stage's sessions (its Stats' Detail).
+//
+// A plain value, safe for concurrent use.
 type Sessions struct {
 	Sessions int // in flight
 	Waiting  int // waiting before their next attempt
@@ -30,6 +32,8 @@ type Sessions struct {
 func (r *Retry[Req, Res]) Sessions() Sessions { return r.stats() }
 
 // Option configures a Retry.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*options)
 
 type options struct {

@@ -19,6 +19,8 @@ type SpawnReady[Req, Res any] struct {
 }
 
 // Option configures a SpawnReady.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*stagekit.Config)
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): one

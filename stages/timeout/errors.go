@@ -18,6 +18,8 @@ var ErrBadDuration = fmt.Errorf("%w: timeout must be greater than zero", troupe.
 
 // Error is the outcome of a call that timed out. It matches ErrTimeout and
 // unwraps to context.DeadlineExceeded.
+//
+// A plain value, safe for concurrent use.
 type Error struct {
 	// After is the stage's timeout.
 	After time.Duration

@@ -21,6 +21,8 @@ type Timeout[Req, Res any] struct {
 }
 
 // Option configures a Timeout.
+//
+// Options are plain values, safe for concurrent use.
 type Option func(*options)
 
 type options struct {

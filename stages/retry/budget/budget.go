@@ -31,6 +31,8 @@ var ErrBadConfig = fmt.Errorf("budget: %w", troupe.ErrBadConfig)
 const slots = 10 // the window is kept as 10 slots of ttl/10 each
 
 // Budget is a retry budget. Create it with New or Default.
+//
+// It is safe for concurrent use: one budget may be shared by many stages.
 type Budget struct {
 	slotLen  time.Duration
 	reserve  int64 // units always allowed per window (the floor): a multiple of withdraw
