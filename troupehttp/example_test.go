@@ -10,12 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/stages/limit"
-	"github.com/troupe-go/troupe/stages/retry"
-	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/troupehttp"
 )
 
@@ -40,15 +37,11 @@ func Example() {
 	inner := &http.Client{Transport: &http.Transport{}}
 	defer inner.CloseIdleConnections()
 
-	type (
-		Req = *http.Request
-		Res = *http.Response
-	)
 	bo, _ := backoff.New(time.Millisecond, 10*time.Millisecond)
-	stack, err := troupe.NewBuilder[Req, Res]().
-		Layer(limit.Layer[Req, Res](8)).
-		Layer(timeout.Layer[Req, Res](5*time.Second)).
-		Layer(retry.Layer[Req, Res](troupehttp.RetryPolicy(3, bo))).
+	stack, err := stages.Stack[*http.Request, *http.Response]().
+		Limit(8).
+		Timeout(5*time.Second).
+		Layer(troupehttp.Retry(3, bo)).
 		Build(sys, troupehttp.Client(inner))
 	if err != nil {
 		fmt.Println(err)
