@@ -8,7 +8,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/limit"
 )
 
 // A Builder stacks any layers, yours included (package stages has a
@@ -29,8 +28,7 @@ func ExampleBuilder() {
 		return countingService{inner: inner, n: &reserved}, nil
 	})
 	svc, err := troupe.NewBuilder[int, string]().
-		Layer(counting).                                                // outermost
-		Layer(troupe.Named("api-limit", limit.Layer[int, string](20))). // a built-in one, named
+		Layer(counting).
 		Build(sys, api)
 	if err != nil {
 		fmt.Println(err)
@@ -49,13 +47,12 @@ func ExampleBuilder() {
 	fmt.Println(out, err)
 	_, err = p.Call(ctx, 44)
 	fmt.Println(err)
-	s, _ := svc.Stats("api-limit")
-	fmt.Println(reserved.Load(), "reservations;", s.Name, "of", s.Capacity)
+	fmt.Println(reserved.Load(), "reservations")
 	// Output:
 	// item 42 <nil>
 	// item 43 <nil>
 	// troupe: permit already used or released
-	// 2 reservations; api-limit of 20
+	// 2 reservations
 }
 
 // countingService counts the reservations made through it.
