@@ -282,8 +282,13 @@ type Leaf[Req, Res any] interface {
 // its outcome. A panic in the work becomes a *troupe.PanicError outcome.
 // While the work runs, the slots of HoldUntilOutcome stages it passed stay
 // taken even if an outcome is forced past them (a timeout fires): work that
-// ignores its context still counts against the limits above it.
+// ignores its context still counts against the limits above it. Only
+// envelopes a stage marked forcible (ForcesOutcome) pay for that.
 func (e *Envelope[Req, Res]) runLeaf() {
+	if !e.forcible {
+		e.Answer(e.callLeaf())
+		return
+	}
 	c := e.root.call
 	c.running.Add(1)
 	res, err := e.callLeaf()
@@ -309,13 +314,13 @@ func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
 	ctx := e.Ctx
 	var wc *workCtx
 	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
-		wc = newWorkCtx(ctx, entry.closedCtx)
+		wc = newWorkCtx(ctx, entry.closed)
 		ctx = wc
 	}
 	res, err := safeRun(l, ctx, e.Req)
 	if wc != nil {
 		wc.release()
-		if err != nil && wc.closed.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
+		if err != nil && wc.closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
 			err = wc.Err() // the work stopped because it was abandoned
 		}
 	}

@@ -96,7 +96,7 @@ func (s *Stage[Req, Res]) abort(err error) {
 		return
 	}
 	s.closing, s.closeErr = aborting, err
-	s.abandon(err) // the work of the calls that entered here and still run
+	s.closed.cancel(err) // the work of the calls that entered here and still run
 	s.mb.Close(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)

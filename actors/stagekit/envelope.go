@@ -76,6 +76,9 @@ type Envelope[Req, Res any] struct {
 	// ctxClosed: Ctx is cancelled by a stage on its path when that stage is
 	// closed with the call running (SetCtx); owned by the path holder.
 	ctxClosed bool
+	// forcible: a stage on the path may answer it while its leaf work
+	// still runs (ForcesOutcome); owned by the path holder.
+	forcible bool
 }
 
 // Push puts a frame for h on top of e and returns it. The path holder calls
@@ -163,7 +166,7 @@ func (e *Envelope[Req, Res]) reset() {
 		e.root = nil
 	}
 	e.leaf, e.next, e.unwatch = nil, nil, nil
-	e.detached, e.ctxClosed = false, false
+	e.detached, e.ctxClosed, e.forcible = false, false, false
 	e.holder.Store(nil)
 }
 
@@ -177,7 +180,7 @@ func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx con
 	e.pool = pool
 	e.root = parent.root
 	e.root.Ref()
-	e.detached = parent.detached
+	e.detached, e.forcible = parent.detached, parent.forcible
 	e.ctxClosed = parent.ctxClosed && ctx == parent.Ctx
 	e.Ctx, e.Req = ctx, req
 	e.refs.Store(1)
@@ -200,3 +203,10 @@ func NewPool[Req, Res any]() *sync.Pool {
 func (e *Envelope[Req, Res]) SetCtx(ctx context.Context, cancelledOnClose bool) {
 	e.Ctx, e.ctxClosed = ctx, cancelledOnClose
 }
+
+// ForcesOutcome says that a stage on e's path may answer e while its leaf
+// work still runs (a timeout that fires): while that work runs, the
+// HoldUntilOutcome stages the forced outcome passes keep their slots, so
+// work nobody waits for still counts against their limits. Path holder
+// only; the attempts made from e (NewChild) inherit it.
+func (e *Envelope[Req, Res]) ForcesOutcome() { e.forcible = true }

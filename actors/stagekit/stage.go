@@ -1,7 +1,6 @@
 package stagekit
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -153,13 +152,12 @@ type Stage[Req, Res any] struct {
 
 	// The callers that entered by this stage and still wait for their
 	// outcome: a closing stage stops only once there are none, or once
-	// Close's context ends (then their work is abandoned: closedCtx is
+	// Close's context ends (then their work is abandoned: closed is
 	// cancelled with the close error, see workCtx).
-	_         [64]byte     // waiting is written by every call: keep it off the read-mostly fields
-	waiting   atomic.Int64 //
-	_         [56]byte
-	closedCtx context.Context         // cancelled when the stage abandons its callers' work
-	abandon   context.CancelCauseFunc // cancels closedCtx
+	_       [64]byte     // waiting is written by every call: keep it off the read-mostly fields
+	waiting atomic.Int64 //
+	_       [56]byte
+	closed  *closeSignal // cancelled when the stage abandons its callers' work; never changed
 
 	closeOnce sync.Once
 	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
@@ -217,7 +215,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
 	}
-	s.closedCtx, s.abandon = context.WithCancelCause(context.Background())
+	s.closed = newCloseSignal()
 	if a, ok := s.inner.(*adapter[Req, Res]); ok {
 		a.log = host.sys.logger
 	}

@@ -11,31 +11,47 @@ import (
 // caller's, also cancelled when the stage the call entered by is closed and
 // Close's own context ends before the call finished (the call is abandoned:
 // its work is told to stop, and its Err is that stage's *troupe.ClosedError).
-// It costs no goroutine; the channel and the links to the two
-// cancellations are made only if the work asks for Done.
+// It is 32 bytes and costs no goroutine; the channel and the links to the
+// two cancellations (workWatch) are made only if the work asks for Done.
 type workCtx struct {
-	context.Context                 // the caller's context (or a stage's below it)
-	closed          context.Context // the entry stage's abandon signal; never changed
-
-	mu     sync.Mutex
-	done   chan struct{}  // made on first Done; guarded by mu
-	stops  [2]func() bool // unlink from the two cancellations; guarded by mu
-	closes bool           // done was closed; guarded by mu
-	linked atomic.Bool    // stops were set: release has work to do
+	context.Context                           // the caller's context (or a stage's below it)
+	closed          *closeSignal              // the entry stage's abandon signal; never changed
+	watch           atomic.Pointer[workWatch] // made by the first Done
 }
 
-// workCtxSlab hands out work contexts 32 at a time: one allocation for 32
-// calls instead of one each. A handed-out context is never reused (work may
-// keep its context after the call); a slab is freed once all of its
-// contexts are unreachable.
+// closeSignal is a stage's abandon signal: its context is cancelled, with
+// the close error as its cause, when the stage abandons its callers' work.
+type closeSignal struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newCloseSignal() *closeSignal {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &closeSignal{ctx: ctx, cancel: cancel}
+}
+
+// workWatch is the part of a workCtx made when the work asks for Done.
+type workWatch struct {
+	done chan struct{} // closed when either cancellation happens
+
+	mu     sync.Mutex
+	stops  [2]func() bool // unlink from the two cancellations; guarded by mu
+	closes bool           // done was closed; guarded by mu
+}
+
+// workCtxSlab hands out work contexts 64 at a time: one allocation for 64
+// calls. A handed-out context is never reused (work may keep its context
+// after the call); a slab is freed once all of its contexts are
+// unreachable.
 type workCtxSlab struct {
 	next int // owned by whoever took the slab from the pool
-	ctxs [32]workCtx
+	ctxs [64]workCtx
 }
 
 var workCtxSlabs sync.Pool
 
-func newWorkCtx(parent, closed context.Context) *workCtx {
+func newWorkCtx(parent context.Context, closed *closeSignal) *workCtx {
 	sl, _ := workCtxSlabs.Get().(*workCtxSlab)
 	if sl == nil {
 		sl = new(workCtxSlab)
@@ -54,58 +70,65 @@ func (c *workCtx) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if c.closed.Err() != nil {
-		return context.Cause(c.closed)
+	if c.closed.ctx.Err() != nil {
+		return context.Cause(c.closed.ctx)
 	}
 	return nil
 }
 
 func (c *workCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.Err() != nil {
-			c.closeLocked()
-		} else {
-			if c.Context.Done() != nil {
-				c.stops[0] = context.AfterFunc(c.Context, c.cancel)
-			}
-			c.stops[1] = context.AfterFunc(c.closed, c.cancel)
-			c.linked.Store(true)
-		}
+	if w := c.watch.Load(); w != nil {
+		return w.done
 	}
-	return c.done
+	w := &workWatch{done: make(chan struct{})}
+	if !c.watch.CompareAndSwap(nil, w) {
+		return c.watch.Load().done
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c.Err() != nil {
+		w.closeLocked()
+		return w.done
+	}
+	if c.Context.Done() != nil {
+		w.stops[0] = context.AfterFunc(c.Context, w.cancel)
+	}
+	w.stops[1] = context.AfterFunc(c.closed.ctx, w.cancel)
+	return w.done
 }
 
-func (c *workCtx) cancel() {
-	c.mu.Lock()
-	c.closeLocked()
-	c.mu.Unlock()
-	c.release()
+func (w *workWatch) cancel() {
+	w.mu.Lock()
+	w.closeLocked()
+	w.mu.Unlock()
+	w.release()
 }
 
-func (c *workCtx) closeLocked() {
-	if !c.closes {
-		c.closes = true
-		close(c.done)
+func (w *workWatch) closeLocked() {
+	if !w.closes {
+		w.closes = true
+		close(w.done)
 	}
 }
 
-// release unlinks the context from the two cancellations once the work is
-// over, so that a long-lived stage does not keep a registration per call.
-// It costs an atomic load when the work never asked for Done.
-func (c *workCtx) release() {
-	if !c.linked.Load() {
-		return
-	}
-	c.mu.Lock()
-	stops := c.stops
-	c.stops = [2]func() bool{}
-	c.mu.Unlock()
+// release unlinks from the two cancellations, so that a long-lived stage
+// does not keep a registration per call.
+func (w *workWatch) release() {
+	w.mu.Lock()
+	stops := w.stops
+	w.stops = [2]func() bool{}
+	w.mu.Unlock()
 	for _, stop := range stops {
 		if stop != nil {
 			stop()
 		}
+	}
+}
+
+// release unlinks the context from the two cancellations once the work is
+// over. It costs an atomic load when the work never asked for Done.
+func (c *workCtx) release() {
+	if w := c.watch.Load(); w != nil {
+		w.release()
 	}
 }

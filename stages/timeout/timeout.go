@@ -116,6 +116,7 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 		}
 	}
 	e.SetCtx(ctx, true) // the stage cancels it when closed with the call running
+	e.ForcesOutcome()   // the deadline answers it while its work may still run
 	e.Ref()             // the list's reference
 	deadline := b.clock.Now().Add(b.d)
 	b.mu.Lock()
