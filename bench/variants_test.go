@@ -17,10 +17,8 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
-	"github.com/troupe-go/troupe/stages/limit"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
-	"github.com/troupe-go/troupe/stages/retry"
-	"github.com/troupe-go/troupe/stages/timeout"
 )
 
 // stackConfig is the stack every variant builds: a concurrency limit, then a
@@ -347,12 +345,12 @@ func protoactorVariant(c stackConfig) variant {
 // ---- troupe: the same stack from troupe's stages ----
 
 // troupeBuilder is the stack as troupe layers.
-func troupeBuilder(c stackConfig) troupe.Builder[int, int] {
-	return troupe.NewBuilder[int, int]().
-		Layer(limit.Layer[int, int](c.limit)).
-		Layer(timeout.Layer[int, int](c.timeout)).
-		Layer(retry.Layer[int, int](retry.Attempts[int, int]{Max: c.retries})).
-		Layer(ratelimit.Layer[int, int](ratelimit.Rate{Num: c.rate, Per: time.Second}))
+func troupeBuilder(c stackConfig) stages.Builder[int, int] {
+	return stages.Stack[int, int]().
+		Limit(c.limit).
+		Timeout(c.timeout).
+		Retry(c.retries, nil).
+		RateLimit(ratelimit.Rate{Num: c.rate, Per: time.Second})
 }
 
 func troupeVariant(c stackConfig) variant {
