@@ -153,6 +153,9 @@ func (a *adapter[Req, Res]) Send(e *Envelope[Req, Res]) {
 // permitLeaf runs a call with a permit won in the background.
 type permitLeaf[Req, Res any] troupe.Permit[Req, Res]
 
+// Release gives the permit back unused: its caller no longer waits.
+func (p *permitLeaf[Req, Res]) Release() { _ = (*troupe.Permit[Req, Res])(p).Release() }
+
 func (p *permitLeaf[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	return (*troupe.Permit[Req, Res])(p).Call(ctx, req)
 }

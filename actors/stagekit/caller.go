@@ -134,6 +134,7 @@ func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 	c.mu.Lock()
 	if err := c.abandoned; err != nil {
 		c.mu.Unlock()
+		dropLeaf(l)
 		var zero Res
 		e.Answer(zero, err)
 		return
@@ -146,6 +147,8 @@ func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 			// An outcome was forced on its path meanwhile (a timeout
 			// fired): the slots it passed were freed; start nothing.
 			c.workEnded()
+			e.leaf = nil
+			dropLeaf(l)
 			var zero Res
 			e.Answer(zero, ErrCallerGone)
 			return
@@ -253,6 +256,10 @@ func answerAll[Req, Res any](w *Envelope[Req, Res], err error) {
 	for w != nil {
 		next := w.next
 		w.next = nil
+		if l := w.leaf; l != nil {
+			w.leaf = nil
+			dropLeaf(l)
+		}
 		w.Answer(zero, err)
 		w = next
 	}
@@ -274,8 +281,20 @@ func (e *Envelope[Req, Res]) Delivered() bool { return e.root.call.gone.Load() }
 // in the *troupe.PanicError its panic becomes.
 //
 // Call runs on the caller's goroutine; a Leaf shared by many calls must be safe for concurrent use.
+//
+// A Leaf that holds a unit of its service's capacity (a permit won in the
+// background, a mock's unit) also has a Release() method: it is called
+// instead of Call when the work is dropped unrun because its caller no
+// longer waits, so the unit comes back.
 type Leaf[Req, Res any] interface {
 	Call(ctx context.Context, req Req) (Res, error)
+}
+
+// dropLeaf gives back the unit a leaf dropped unrun holds, if it holds one.
+func dropLeaf[Req, Res any](l Leaf[Req, Res]) {
+	if r, ok := l.(interface{ Release() }); ok {
+		_ = Guard("leaf Release", r.Release)
+	}
 }
 
 // runLeaf runs e's leaf work on the caller's goroutine and answers e with
