@@ -8,12 +8,22 @@ import (
 	"pgregory.net/rapid"
 )
 
+// Why real time, not testing/synctest: rapid can run a property in a
+// bubble (rapid.SyncTest), but a dropped permit is reclaimed by a runtime
+// cleanup that runs outside every bubble, and its Release wakes callers
+// blocked on channels made inside the bubble, which the runtime turns into
+// a panic; and what this test is after is the interleavings of real
+// callers, actors and timers, which fake time would serialise. So the
+// bounds are real: each blocking operation's context deadline, plus a
+// margin (default 2 s, -statemachine.margin) wide enough for -race on two
+// busy cores. A hang is infinite, so it still shows, within the margin.
+//
 // Every operation that may block runs under a real-time watchdog: bounded
 // runs it on a goroutine of its own and fails the sequence unless it
 // returns within its bound (the context deadline it was given, or 0 for an
 // operation that must not wait) plus the margin. A hang is then a failure
 // with every goroutine's stack, not a stuck test. A panic out of the
-// operation (troupe's API must never let one through, SPEC HR1) is a
+// operation (troupe's API must never let one through) is a
 // failure too, reported with its stack instead of killing the process.
 func (m *machine) bounded(t *rapid.T, what string, bound time.Duration, op func()) {
 	t.Helper()
@@ -33,7 +43,7 @@ func (m *machine) bounded(t *rapid.T, what string, bound time.Duration, op func(
 	select {
 	case p := <-done:
 		if p != "" {
-			t.Fatalf("HR1: %s panicked: %s", what, p)
+			t.Fatalf("panic not an outcome: %s panicked: %s", what, p)
 		}
 	case <-timer.C:
 		t.Fatalf("%s did not return within its bound %v plus the margin %v\n%s", what, bound, m.margin, goroutines())

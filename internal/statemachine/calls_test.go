@@ -84,7 +84,7 @@ func (m *machine) start(r req, p *troupe.Permit[req, int]) *call {
 }
 
 // known are the errors a caller may get: every error the runtime makes is
-// one of its sentinels or types (SPEC CORE9), or the user code's own.
+// one of its sentinels or types, or the user code's own.
 // ErrPermitUsed and ErrInvalidPermit are not: the test calls only fresh
 // permits (the reuse operation checks them apart), and retry's
 // ErrSessionOver is documented as seen by nobody.
@@ -111,25 +111,25 @@ func (m *machine) verify(t *rapid.T, c *call) {
 	c.checked = true
 	count("outcome " + outcomeClass(c.err))
 	if c.panicV != "" {
-		t.Fatalf("HR1: %v: a panic came out of the call: %s", c, c.panicV)
+		t.Fatalf("panic not an outcome: %v: a panic came out of the call: %s", c, c.panicV)
 	}
 	if c.err == nil {
 		switch {
 		case c.res != want(c.id):
-			t.Fatalf("CORE6: %v got %d, want %d: someone else's answer", c, c.res, want(c.id))
+			t.Fatalf("one outcome per call: %v got %d, want %d: someone else's answer", c, c.res, want(c.id))
 		case c.afterClose:
-			t.Fatalf("HR2: %v was made after Close returned, and succeeded", c)
+			t.Fatalf("closed stack took a call: %v was made after Close returned, and succeeded", c)
 		case m.w.attempts(c.id) == 0:
-			t.Fatalf("CORE6: %v succeeded without reaching the downstream", c)
+			t.Fatalf("one outcome per call: %v succeeded without reaching the downstream", c)
 		case c.r.Leaf == leafFail || c.r.Leaf == leafPanic:
-			t.Fatalf("CORE6: %v succeeded though the downstream fails every attempt", c)
+			t.Fatalf("one outcome per call: %v succeeded though the downstream fails every attempt", c)
 		case m.w.nFilters > 0 && c.r.Reject:
-			t.Fatalf("F1: %v succeeded though every filter rejects it", c)
+			t.Fatalf("filter bypassed: %v succeeded though every filter rejects it", c)
 		}
 		return
 	}
 	if !isKnown(c.err) {
-		t.Fatalf("CORE9: %v failed with an error that matches no sentinel: %v (%T)", c, c.err, c.err)
+		t.Fatalf("unknown error: %v failed with an error that matches no sentinel: %v (%T)", c, c.err, c.err)
 	}
 	var pe *troupe.PanicError
 	if errors.As(c.err, &pe) && !errors.Is(c.err, troupe.ErrRestarted) && !errors.Is(c.err, troupe.ErrClosed) {
@@ -137,20 +137,20 @@ func (m *machine) verify(t *rapid.T, c *call) {
 		// another caller shows. (A restart or a close reports the panic
 		// that caused it, which may be another request's.)
 		if v, ok := pe.Value.(string); ok && strings.Contains(v, " on request ") && !strings.HasSuffix(v, fmt.Sprintf(" on request %d", c.id)) {
-			t.Fatalf("CORE6: %v got the panic of another request: %v", c, c.err)
+			t.Fatalf("one outcome per call: %v got the panic of another request: %v", c, c.err)
 		}
 	}
 	ctxErr := (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) &&
 		!errors.Is(c.err, timeout.ErrTimeout) && !errors.Is(c.err, reconnect.ErrConnect)
 	if ctxErr && c.ctxErr == nil && !m.closing(c) {
-		t.Fatalf("CORE6: %v got a context error (%v) though its context was live and nobody closed the stack", c, c.err)
+		t.Fatalf("one outcome per call: %v got a context error (%v) though its context was live and nobody closed the stack", c, c.err)
 	}
 	if c.afterClose && !errors.Is(c.err, troupe.ErrClosed) && !errors.Is(c.err, loadshed.ErrOverloaded) && c.ctxErr == nil {
-		t.Fatalf("HR2: %v was made after Close returned and got %v, want ErrClosed", c, c.err)
+		t.Fatalf("closed stack took a call: %v was made after Close returned and got %v, want ErrClosed", c, c.err)
 	}
 	var ce *troupe.ClosedError
 	if errors.As(c.err, &ce) && ce.Cause == nil && !m.closing(c) {
-		t.Fatalf("HR2: %v got %v, though nobody had closed the stack yet", c, c.err)
+		t.Fatalf("closed without a Close: %v got %v, though nobody had closed the stack yet", c, c.err)
 	}
 }
 

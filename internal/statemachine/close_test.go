@@ -18,7 +18,7 @@ type closeResult struct {
 }
 
 // close closes the stack, one of the ways its host allows, with a short or
-// a long deadline (HR2, ACT5). A long Close runs a moment, then the
+// a long deadline. A long Close runs a moment, then the
 // downstream is told to finish everything, so that it can drain.
 func (m *machine) close(t *rapid.T) {
 	if m.steps < m.closeAfter {
@@ -71,7 +71,7 @@ func (m *machine) close(t *rapid.T) {
 func (m *machine) checkClosed(t *rapid.T, what string, r closeResult) {
 	t.Helper()
 	if r.panicV != "" {
-		t.Fatalf("HR1: %s panicked: %s", what, r.panicV)
+		t.Fatalf("panic not an outcome: %s panicked: %s", what, r.panicV)
 	}
 	var callers []string
 	for _, b := range r.waiting {
@@ -80,12 +80,12 @@ func (m *machine) checkClosed(t *rapid.T, what string, r closeResult) {
 		}
 	}
 	if r.err == nil && len(callers) > 0 {
-		t.Fatalf("HR2: %s returned nil while user code still worked for a caller, its context live: %v", what, callers)
+		t.Fatalf("Close left a caller waiting: %s returned nil while user code still worked for a caller, its context live: %v", what, callers)
 	}
 	if r.err != nil && !isKnown(r.err) {
-		t.Fatalf("CORE9: %s returned an error that matches no sentinel: %v (%T)", what, r.err, r.err)
+		t.Fatalf("unknown error: %s returned an error that matches no sentinel: %v (%T)", what, r.err, r.err)
 	}
-	m.awaitCalls(t, 0, fmt.Sprintf("HR2: %s returned %v", what, r.err))
+	m.awaitCalls(t, 0, fmt.Sprintf("Close left a caller waiting: %s returned %v", what, r.err))
 	dialing := func() bool {
 		for _, b := range m.w.live() {
 			if b.what == "dial" {
@@ -95,6 +95,6 @@ func (m *machine) checkClosed(t *rapid.T, what string, r closeResult) {
 		return false
 	}
 	if !m.waitUntil(0, func() bool { return !dialing() }) {
-		t.Fatalf("HR3: %s returned %v, and a dial still runs with its context live", what, r.err)
+		t.Fatalf("Close left a dial running: %s returned %v, and a dial still runs with its context live", what, r.err)
 	}
 }

@@ -28,14 +28,14 @@ func (m *machine) finish(t *rapid.T, leaks goleak.Option) {
 		var err error
 		m.bounded(t, "Release", 0, func() { err = p.Release() })
 		if err != nil {
-			t.Fatalf("CORE4: Release of a fresh permit: %v", err)
+			t.Fatalf("capacity leaked: Release of a fresh permit: %v", err)
 		}
 	}
 	// Nothing the test keeps refers to a permit now: a dropped one can be
-	// reclaimed (its slab-mates are unreachable too), within HR6's bound
+	// reclaimed (its slab-mates are unreachable too), within the documented bound
 	// of a caller waiting for its slot.
 	m.held, m.spent = nil, nil
-	m.awaitCalls(t, settleBound, "CORE6, HR6: the downstream answered everything and every permit was released")
+	m.awaitCalls(t, settleBound, "one outcome per call (a dropped permit must come back within its bound): the downstream answered everything and every permit was released")
 	m.check(t)
 	m.checkNothingHeld(t)
 	if !m.closed && m.broken == nil {
@@ -54,25 +54,25 @@ func (m *machine) finish(t *rapid.T, leaks goleak.Option) {
 		m.pumpCancel()
 		m.bounded(t, "the mock's pump", 0, func() { <-m.w.pumpDone })
 	}
-	m.awaitCalls(t, 0, "ACT5: Shutdown returned")
+	m.awaitCalls(t, 0, "left behind: Shutdown returned")
 	if n := m.w.active.Load(); n != 0 {
-		t.Fatalf("ACT5: %d downstream calls still run after Shutdown", n)
+		t.Fatalf("left behind: %d downstream calls still run after Shutdown", n)
 	}
 	if n := m.deadLetters.Load(); n != 0 {
-		t.Fatalf("ACT5: %d dead letters: messages sent to actors already gone, the first: %v", n, m.deadLetter.Load())
+		t.Fatalf("left behind: %d dead letters: messages sent to actors already gone, the first: %v", n, m.deadLetter.Load())
 	}
 	if n := stagekit.Violations() - m.violations0; n != 0 {
 		t.Fatalf("%d internal invariants of package actors broken (see the log)", n)
 	}
 	if err := goleak.Find(leaks); err != nil {
-		t.Fatalf("ACT5: goroutines left behind: %v", err)
+		t.Fatalf("left behind: goroutines: %v", err)
 	}
 	m.finished = true
 	count("sequences")
 }
 
 // checkNothingHeld waits until no stage holds a slot and the collector has
-// reclaimed every dropped permit (CORE4, HR6), and fails if that does not
+// reclaimed every dropped permit, and fails if that does not
 // happen within the settle bound plus the margin.
 func (m *machine) checkNothingHeld(t *rapid.T) {
 	t.Helper()
@@ -102,15 +102,15 @@ func (m *machine) checkNothingHeld(t *rapid.T) {
 			break
 		}
 		if time.Now().After(end) {
-			t.Fatalf("CORE4: capacity still held once every call had its outcome and every permit was released or dropped:%s", h)
+			t.Fatalf("capacity leaked: still held once every call had its outcome and every permit was released or dropped:%s", h)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if lib := m.w.drops.libraryDrops(m.s.outer().Name()); lib != "" {
-		t.Fatalf("CORE4: the library dropped permits without Call or Release:%s", lib)
+		t.Fatalf("capacity leaked: the library dropped permits without Call or Release:%s", lib)
 	}
 	if got := troupe.LeakedPermits() - m.leaked0; got != uint64(m.dropped) {
-		t.Fatalf("CORE4: the collector reclaimed %d permits, the test dropped %d (%v)", got, m.dropped, &m.w.drops)
+		t.Fatalf("capacity leaked: the collector reclaimed %d permits, the test dropped %d (%v)", got, m.dropped, &m.w.drops)
 	}
 }
 
@@ -142,20 +142,20 @@ func (m *machine) checkFullSet(t *rapid.T) {
 			t.Logf("the stack broke after an injected fault: %v", err)
 			return
 		default:
-			t.Fatalf("CORE4: reservation %d of the %d the outermost stage (%s) holds failed once nothing was held: %v", i+1, n, out.Name(), err)
+			t.Fatalf("capacity leaked: reservation %d of the %d the outermost stage (%s) holds failed once nothing was held: %v", i+1, n, out.Name(), err)
 		}
 	}
 	if s := out.Stats(); s.Used != n {
-		t.Fatalf("ACT2: %d reservations granted, the outermost stage (%s) counts %d slots used", n, out.Name(), s.Used)
+		t.Fatalf("slot count: %d reservations granted, the outermost stage (%s) counts %d slots used", n, out.Name(), s.Used)
 	}
 	for _, p := range ps {
 		if err := p.Release(); err != nil {
-			t.Fatalf("CORE4: Release of a fresh permit: %v", err)
+			t.Fatalf("capacity leaked: Release of a fresh permit: %v", err)
 		}
 	}
 	ps = nil
 	if !m.waitUntil(0, func() bool { return out.Stats().Used == 0 }) {
-		t.Fatalf("CORE4: released %d permits, the outermost stage still counts %d slots used", n, out.Stats().Used)
+		t.Fatalf("capacity leaked: released %d permits, the outermost stage still counts %d slots used", n, out.Stats().Used)
 	}
 }
 
@@ -168,6 +168,6 @@ func (m *machine) mustDrain(t *rapid.T, what string, close func(context.Context)
 	var err error
 	m.bounded(t, what+" of an idle stack", 0, func() { err = close(ctx) })
 	if err != nil {
-		t.Fatalf("HR2: %s of an idle stack returned %v", what, err)
+		t.Fatalf("idle Close failed: %s of an idle stack returned %v", what, err)
 	}
 }

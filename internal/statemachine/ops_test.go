@@ -14,14 +14,17 @@ import (
 	"github.com/troupe-go/troupe/troupetest"
 )
 
+// weighted is an operation and how often rapid should pick it.
+type weighted struct {
+	name   string
+	weight int
+	run    func(*rapid.T)
+}
+
 // actions are the operations rapid chooses from ("" runs after each one),
 // each under as many names as its weight: rapid picks names uniformly.
 func (m *machine) actions() map[string]func(*rapid.T) {
-	ops := []struct {
-		name   string
-		weight int
-		op     func(*rapid.T)
-	}{
+	ops := []weighted{
 		{"reserve", 4, m.reserve},
 		{"call", 3, m.call},
 		{"do", 3, m.do},
@@ -34,13 +37,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		{"gc", 1, func(*rapid.T) { runtime.GC() }},
 		{"close", 1, m.close},
 	}
-	add := func(name string, weight int, op func(*rapid.T)) {
-		ops = append(ops, struct {
-			name   string
-			weight int
-			op     func(*rapid.T)
-		}{name, weight, op})
-	}
+	add := func(name string, weight int, run func(*rapid.T)) { ops = append(ops, weighted{name, weight, run}) }
 	if m.s.mock != nil {
 		add("allow", 2, func(t *rapid.T) { m.s.allow(rapid.IntRange(1, 3).Draw(t, "units")) })
 		if enableReadyPanics {
@@ -67,7 +64,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 				if m.closed {
 					m.ended(t)
 				}
-				o.op(t)
+				o.run(t)
 				m.steps++
 				count("op " + o.name)
 			}
@@ -140,9 +137,9 @@ func (m *machine) reserve(t *rapid.T) {
 	m.bounded(t, "Reserve ("+mode+")", bound, func() { p, err = m.s.svc.Reserve(ctx) })
 	switch {
 	case err == nil && p == nil:
-		t.Fatalf("CORE1: Reserve returned neither a permit nor an error")
+		t.Fatalf("Reserve returned neither a permit nor an error")
 	case err == nil && m.closed:
-		t.Fatalf("HR2: Reserve succeeded after Close returned")
+		t.Fatalf("closed stack took a reservation: Reserve succeeded after Close returned")
 	case err == nil:
 		m.held = append(m.held, p)
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
@@ -158,11 +155,11 @@ func (m *machine) refused(t *rapid.T, what string, err error) {
 	switch {
 	case m.closed && errors.Is(err, troupe.ErrClosed):
 	case !errors.As(err, &ce):
-		t.Fatalf("CORE1: %s failed with %v (%T), neither its context's error nor ErrClosed", what, err, err)
+		t.Fatalf("context honoured: %s failed with %v (%T), neither its context's error nor ErrClosed", what, err, err)
 	case ce.Cause != nil && m.faults > 0:
-		m.broken = err // an injected fault broke a stage for good (CORE7)
+		m.broken = err // an injected fault broke a stage for good
 	default:
-		t.Fatalf("CORE7: %s failed with %v, though nobody closed the stack (injected faults: %d)", what, err, m.faults)
+		t.Fatalf("broken without a readiness error: %s failed with %v, though nobody closed the stack (injected faults: %d)", what, err, m.faults)
 	}
 }
 
@@ -208,12 +205,12 @@ func (m *machine) release(t *rapid.T) {
 	var err error
 	m.bounded(t, "Release", 0, func() { err = p.Release() })
 	if err != nil {
-		t.Fatalf("CORE4: Release of a fresh permit: %v", err)
+		t.Fatalf("capacity leaked: Release of a fresh permit: %v", err)
 	}
 }
 
 // drop forgets a held permit: the garbage collector must give its capacity
-// back (CORE4, HR6).
+// back.
 func (m *machine) drop(t *rapid.T) {
 	m.take(t)
 	m.dropped++
@@ -221,7 +218,7 @@ func (m *machine) drop(t *rapid.T) {
 }
 
 // reuse calls or releases a permit already used: ErrPermitUsed, and the
-// downstream never sees the request (CORE3).
+// downstream never sees the request.
 func (m *machine) reuse(t *rapid.T) {
 	var used []*troupe.Permit[req, int]
 	for _, s := range m.spent {
@@ -243,15 +240,15 @@ func (m *machine) reuse(t *rapid.T) {
 		m.bounded(t, "Release of a spent permit", 0, func() { err = p.Release() })
 	}
 	if !errors.Is(err, troupe.ErrPermitUsed) {
-		t.Fatalf("CORE3: a spent permit gave %v, want ErrPermitUsed", err)
+		t.Fatalf("permit used once: a spent permit gave %v, want ErrPermitUsed", err)
 	}
 	if n := m.w.attempts(r.ID); n != 0 {
-		t.Fatalf("CORE3: a spent permit's request reached the downstream %d times", n)
+		t.Fatalf("permit used once: a spent permit's request reached the downstream %d times", n)
 	}
 }
 
 // cancelCall cancels the context of a call in flight: it must have its
-// outcome at once (CORE1).
+// outcome at once.
 func (m *machine) cancelCall(t *rapid.T) {
 	if m.s.adapted() && !enableAdaptedCancel {
 		t.Skip("enableAdaptedCancel is off")
@@ -277,7 +274,7 @@ func (m *machine) cancelCall(t *rapid.T) {
 	select {
 	case <-c.done:
 	case <-time.After(m.margin):
-		t.Fatalf("CORE1: %v has no outcome %v after its context was cancelled\n%s", c, m.margin, goroutines())
+		t.Fatalf("context honoured: %v has no outcome %v after its context was cancelled\n%s", c, m.margin, goroutines())
 	}
 }
 
@@ -295,61 +292,4 @@ func (m *machine) tell(t *rapid.T) {
 // wait lets time pass: timeouts fire, windows open, backoffs end.
 func (m *machine) wait(t *rapid.T) {
 	time.Sleep(time.Duration(rapid.IntRange(1, 30).Draw(t, "ms")) * time.Millisecond)
-}
-
-// inject counts an injected failure, up to maxFaults a sequence.
-func (m *machine) inject(t *rapid.T) {
-	if m.faults >= maxFaults {
-		t.Skip("enough faults")
-	}
-	m.faults++
-}
-
-// restart makes the mock's next readiness check panic: the stage asking
-// is restarted by its supervisor (SUP3).
-func (m *machine) restart(t *rapid.T) {
-	if m.s.innermost() == "retry" && !enableRetryRestarts {
-		t.Skip("enableRetryRestarts is off")
-	}
-	m.connFailure(t)
-	m.inject(t)
-	m.s.mock.PanicOnReady("statemachine: readiness panics")
-}
-
-// plainPanic makes the plain service's next Reserve panic (HR1).
-func (m *machine) plainPanic(t *rapid.T) {
-	m.inject(t)
-	m.s.plain.panicNext.Store(true)
-}
-
-// dialFault makes the Reconnect's next dial fail, block or panic.
-func (m *machine) dialFault(t *rapid.T) {
-	m.connFailure(t)
-	var modes []dialMode
-	if enableDialFaults {
-		modes = append(modes, dialFail, dialBlock)
-	}
-	if enableDialPanics {
-		modes = append(modes, dialPanic)
-	}
-	m.inject(t)
-	mode := rapid.SampledFrom(modes).Draw(t, "dial")
-	m.w.mu.Lock()
-	m.w.nextDial = mode
-	m.w.mu.Unlock()
-}
-
-// connFailure skips an operation that fails a Reconnect's connection actor
-// in a host that restarts it at once, while enableImmediateConnRestarts is
-// off.
-func (m *machine) connFailure(t *rapid.T) {
-	if m.s.rc != nil && m.s.pipe == nil && !enableImmediateConnRestarts {
-		t.Skip("enableImmediateConnRestarts is off")
-	}
-}
-
-// callbackPanic makes the Reconnect's next state callback panic (HR1).
-func (m *machine) callbackPanic(t *rapid.T) {
-	m.inject(t)
-	m.w.panicOnChange.Store(true)
 }

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/stages/reconnect"
-	"github.com/troupe-go/troupe/troupetest"
 )
 
 // leafMode is what the downstream does with each attempt of a request.
@@ -43,7 +41,7 @@ type req struct {
 	Check       checkMode // the AsyncFilter's check
 	PanicPolicy bool      // the retry policy's Retry panics on its outcome
 	PanicClone  bool      // the retry policy's CloneRequest panics on it
-	Hops        int       // filters it passed: each one rewrites it (SPEC F3)
+	Hops        int       // filters it passed: each one rewrites it
 }
 
 // want is the response the downstream gives to request id.
@@ -108,13 +106,13 @@ func (w *world) arrive(r req) {
 	defer w.mu.Unlock()
 	w.seen[r.ID]++
 	if w.nFilters > 0 && r.Reject {
-		w.faultLocked("F1: request %d reached the downstream though every filter rejects it", r.ID)
+		w.faultLocked("filter bypassed: request %d reached the downstream though every filter rejects it", r.ID)
 	}
 	if r.Hops != w.nFilters {
-		w.faultLocked("F3: request %d reached the downstream rewritten by %d filters, the stack has %d", r.ID, r.Hops, w.nFilters)
+		w.faultLocked("rewrite lost: request %d reached the downstream rewritten by %d filters, the stack has %d", r.ID, r.Hops, w.nFilters)
 	}
 	if n := w.seen[r.ID]; n > w.maxAttempts {
-		w.faultLocked("CORE6: request %d reached the downstream %d times; its retries allow %d", r.ID, n, w.maxAttempts)
+		w.faultLocked("one outcome per call: request %d reached the downstream %d times; its retries allow %d", r.ID, n, w.maxAttempts)
 	}
 }
 
@@ -255,64 +253,4 @@ func (w *world) check(ctx context.Context, r req) (req, error) {
 		}
 	}
 	return r, nil
-}
-
-// dial is the Reconnect's connector.
-func (w *world) dial(ctx context.Context, _ int) (troupe.Service[req, int], error) {
-	w.mu.Lock()
-	mode := w.nextDial
-	w.nextDial = dialOK
-	if w.draining {
-		mode = dialOK
-	}
-	w.mu.Unlock()
-	switch mode {
-	case dialFail:
-		return nil, errDial
-	case dialPanic:
-		panic("statemachine: dial panics")
-	case dialBlock:
-		if err := w.block(ctx, "dial", -1); err != nil {
-			return nil, fmt.Errorf("%w: %w", errDial, err)
-		}
-	}
-	return w.conn, nil
-}
-
-// onChange is the Reconnect's state callback.
-func (w *world) onChange(from, to reconnect.State) {
-	if w.panicOnChange.CompareAndSwap(true, false) {
-		panic(fmt.Sprintf("statemachine: state callback panics on %v -> %v", from, to))
-	}
-}
-
-// pump plays the downstream for the troupetest mock: it takes the requests
-// the mock receives and answers them as their script says.
-func (w *world) pump(ctx context.Context, h *troupetest.Handle[req, int]) {
-	defer close(w.pumpDone)
-	for {
-		r := h.Next(ctx)
-		if r == nil {
-			return
-		}
-		w.arrive(r.Value)
-		id := r.Value.ID
-		switch r.Value.Leaf {
-		case leafOK:
-			r.Respond(want(id))
-		case leafFail, leafPanic:
-			r.Fail(errDownstream)
-		case leafBlock:
-			b := &blocked{what: "leaf", id: id, ctx: r.Ctx, answer: func(ok bool) {
-				if ok {
-					r.Respond(want(id))
-				} else {
-					r.Fail(errDownstream)
-				}
-			}}
-			if !w.enqueue(b) {
-				r.Respond(want(id))
-			}
-		}
-	}
 }
