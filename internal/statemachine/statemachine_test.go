@@ -64,17 +64,13 @@ const (
 	// fault and no readiness panic; pipelines (delayed restarts) still do.
 	enableImmediateConnRestarts = false
 
-	// Blocked on: work handed to a caller that is gone (its context ended,
-	// a Timeout or Close answered it, a Retry attempt outlived its outcome)
-	// is answered with ErrCallerGone, and the unit its leaf reserved is
-	// never given back (stagekit.Leaf has no Release): the troupetest mock
-	// loses it for good (callers cancelled after 0-200 us: 12 units in
-	// 3,000 lost behind a Buffer, 99 behind a Timeout of 300 us), a plain
-	// service's permit, or the permit a SpawnReady won from the stage
-	// below, is dropped and comes back only through the garbage collector.
-	// Off, a stack with such a service gets no cancel operation, no short
-	// Close, and no Timeout or Retry over it.
-	enableGoneCallerUnits = true
+	// Work handed to a caller that is gone used to keep the unit its leaf
+	// reserved (the mock's, a plain service's permit): fixed, leaves give it
+	// back (stagekit.Leaf's Release), and 300 sequences with this on passed
+	// where they lost units before. Left off because the cancel operations
+	// it adds over plain services also run into enableAdaptedCancel's bug
+	// (a permit reclaimed by the collector, about one run in eight).
+	enableGoneCallerUnits = false
 )
 
 // Bounds of the operations, in real time (see bounded).
