@@ -42,7 +42,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	if ctx.Err() == nil {
 		select {
 		case <-s.done:
-			if n := s.waiting.Load(); n > 0 { // stopped by an earlier Close's abort
+			if n := s.abandoned; n > 0 { // stopped by an earlier Close's abort
 				return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: s.closedError(nil)}
 			}
 			return nil
@@ -51,7 +51,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	}
 	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done
-	if n := s.waiting.Load(); n > 0 {
+	if n := s.abandoned; n > 0 {
 		return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: ctx.Err()}
 	}
 	return ctx.Err()
@@ -96,7 +96,8 @@ func (s *Stage[Req, Res]) abort(err error) {
 		return
 	}
 	s.closing, s.closeErr = aborting, err
-	s.closed.cancel(err) // the work of the calls that entered here and still run
+	s.abandoned = s.waiting.Load() // counted before their work is told to stop
+	s.closed.cancel(err)           // the work of the calls that entered here and still run
 	s.mb.Close(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)

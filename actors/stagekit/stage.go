@@ -154,10 +154,11 @@ type Stage[Req, Res any] struct {
 	// outcome: a closing stage stops only once there are none, or once
 	// Close's context ends (then their work is abandoned: closed is
 	// cancelled with the close error, see workCtx).
-	_       [64]byte     // waiting is written by every call: keep it off the read-mostly fields
-	waiting atomic.Int64 //
-	_       [56]byte
-	closed  *closeSignal // cancelled when the stage abandons its callers' work; never changed
+	_         [64]byte     // waiting is written by every call: keep it off the read-mostly fields
+	waiting   atomic.Int64 //
+	_         [56]byte
+	closed    *closeSignal // cancelled when the stage abandons its callers' work; never changed
+	abandoned int64        // actor; the callers still waiting when it abandoned their work; read once done is closed
 
 	closeOnce sync.Once
 	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
