@@ -37,7 +37,7 @@ type Reservation[Req, Res any] interface {
 // Close stops accepting work, answers every accepted request (with
 // [ErrClosed] when it cannot be completed before ctx is done), returns every
 // reserved unit of capacity and releases the resources. It is safe to call
-// more than once; later calls return the first call's result.
+// more than once; a call once the service has stopped returns nil.
 //
 // Implementations must be safe for concurrent use.
 type Closer interface {

@@ -42,9 +42,6 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	if ctx.Err() == nil {
 		select {
 		case <-s.done:
-			if n := s.abandoned; n > 0 { // stopped by an earlier Close's abort
-				return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: s.closedError(nil)}
-			}
 			return nil
 		case <-ctx.Done():
 		}
@@ -96,8 +93,6 @@ func (s *Stage[Req, Res]) abort(err error) {
 		return
 	}
 	s.closing, s.closeErr = aborting, err
-	s.abandoned = s.waiting.Load() // counted before their work is told to stop
-	s.closed.cancel(err)           // the work of the calls that entered here and still run
 	s.mb.Close(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
@@ -133,7 +128,16 @@ func (s *Stage[Req, Res]) onStopped() {
 	s.dropCulprit(err)
 	s.dropParked(err)
 	s.beh.Fail(s, err)
-	s.mb.Stop()
+	s.mb.Stop() // answers what is still queued
+	// What it held is answered: the callers that entered here and still
+	// wait are those whose work runs below. Count them, then tell their
+	// work to stop (counted first, so none ends because it was told before
+	// it is counted).
+	// A stage stopped by its supervisor leaves the work below it alone.
+	if s.closeErr != nil {
+		s.abandoned = s.waiting.Load()
+		s.closed.cancel(err)
+	}
 	s.host.forget(s)
 	close(s.done)
 }
