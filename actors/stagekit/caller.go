@@ -333,7 +333,7 @@ func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
 	ctx := e.Ctx
 	var wc *workCtx
 	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
-		wc = newWorkCtx(ctx, entry.closed)
+		wc = newWorkCtx(ctx, entry.closeSignalOf())
 		ctx = wc
 	}
 	res, err := safeRun(l, ctx, e.Req)

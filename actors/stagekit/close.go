@@ -135,8 +135,9 @@ func (s *Stage[Req, Res]) onStopped() {
 	// it is counted).
 	// A stage stopped by its supervisor leaves the work below it alone.
 	if s.closeErr != nil {
-		s.abandoned = s.waiting.Load()
-		s.closed.cancel(err)
+		if s.abandoned = s.waiting.Load(); s.abandoned > 0 {
+			s.closeSignalOf().cancel(err)
+		}
 	}
 	s.host.forget(s)
 	close(s.done)

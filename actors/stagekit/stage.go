@@ -154,11 +154,9 @@ type Stage[Req, Res any] struct {
 	// outcome: a closing stage stops only once there are none, or once
 	// Close's context ends (then their work is abandoned: closed is
 	// cancelled with the close error, see workCtx).
-	_         [64]byte     // waiting is written by every call: keep it off the read-mostly fields
-	waiting   atomic.Int64 //
-	_         [56]byte
-	closed    *closeSignal // cancelled when the stage abandons its callers' work; never changed
-	abandoned int64        // actor; the callers still waiting when it abandoned their work; read once done is closed
+	waiting   atomic.Int64
+	closed    atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
+	abandoned int64                       // actor; the callers still waiting when it abandoned their work; read once done is closed
 
 	closeOnce sync.Once
 	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
@@ -216,7 +214,6 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
 	}
-	s.closed = newCloseSignal()
 	if a, ok := s.inner.(*adapter[Req, Res]); ok {
 		a.log = host.sys.logger
 	}

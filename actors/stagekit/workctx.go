@@ -132,3 +132,18 @@ func (c *workCtx) release() {
 		w.release()
 	}
 }
+
+// closeSignalOf returns s's abandon signal, made on first use: an idle
+// stage has none (a context per stage would be most of an idle pipeline's
+// memory).
+func (s *Stage[Req, Res]) closeSignalOf() *closeSignal {
+	if c := s.closed.Load(); c != nil {
+		return c
+	}
+	c := newCloseSignal()
+	if !s.closed.CompareAndSwap(nil, c) {
+		c.cancel(nil)
+		return s.closed.Load()
+	}
+	return c
+}
