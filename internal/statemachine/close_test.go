@@ -26,6 +26,9 @@ func (m *machine) close(t *rapid.T) {
 	}
 	kind := rapid.SampledFrom(m.s.closers()).Draw(t, "how")
 	long := rapid.Bool().Draw(t, "long") || m.s.counted() && !enableGoneCallerUnits
+	if !long && kind != "stack" && !enableShortHostCloses {
+		kind = "stack"
+	}
 	if m.closeStarted.IsZero() {
 		m.closeStarted = time.Now()
 	}
