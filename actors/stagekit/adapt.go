@@ -17,6 +17,9 @@ import (
 type adapter[Req, Res any] struct {
 	svc troupe.Service[Req, Res]
 	log *slog.Logger // set before first use, then read-only
+	// reserveWhere names the wrapped service's Reserve in a panic; set by
+	// Adapt, then read-only.
+	reserveWhere string
 
 	mu      sync.Mutex
 	ready   []*troupe.Permit[Req, Res]             // won in the background, not yet spent; guarded by mu
@@ -28,7 +31,9 @@ type adapter[Req, Res any] struct {
 // once starts one goroutine that calls svc.Reserve and ends when it returns
 // or the wait is cancelled.
 func Adapt[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
-	return &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]context.CancelFunc{}}
+	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]context.CancelFunc{}}
+	a.reserveWhere = "Reserve of " + a.name() // named once: a wait costs no string
+	return a
 }
 
 func (a *adapter[Req, Res]) TryReserve() (bool, error) {
@@ -68,7 +73,7 @@ func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Wai
 // reserve runs the wrapped service's Reserve on a goroutine of its own. A
 // panic in it is that service's readiness error.
 func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter) {
-	p, err := Guard1("Reserve of "+a.name(), func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
+	p, err := Guard1(a.reserveWhere, func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
 	if err == nil && p == nil {
 		err = fmt.Errorf("actors: Reserve of %s returned no permit and no error: %w", a.name(), troupe.ErrInvalidPermit)
 	}

@@ -1,10 +1,8 @@
 package stagekit_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +13,6 @@ import (
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/troupetest"
 )
-
-// syncBuffer is a log sink safe for the cleanup goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // dropOne reserves a permit and drops it.
 //
@@ -50,7 +30,7 @@ func dropOne(t *testing.T, s *stagekit.Stage[int, int]) {
 // spec: HR6, CORE4
 func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) {
 	troupetest.ExpectDropped(1)
-	var logs syncBuffer
+	var logs troupetest.Log
 	sys := stagekit.NewSystem(stagekit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		stagekit.WithDroppedPermitCheck(200*time.Millisecond))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()

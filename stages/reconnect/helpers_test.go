@@ -1,9 +1,7 @@
 package reconnect_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -123,28 +121,9 @@ func pipelineOver(t *testing.T, sys *actors.System, connector troupe.Service[str
 	return p, rc
 }
 
-// logBuffer collects what a system logs (as text), for tests that check
-// that a panic no caller was waiting for was reported.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer // guarded by mu
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // loggedSystem returns a test system that logs to l.
-func loggedSystem(t *testing.T, l *logBuffer) *actors.System {
-	return troupetest.NewSystem(t, actors.WithLogger(slog.New(slog.NewTextHandler(l, nil))))
+func loggedSystem(t *testing.T, l *troupetest.Log) *actors.System {
+	return troupetest.NewSystem(t, actors.WithLogger(l.Logger()))
 }
 
 // exact returns jitter-free delays from min, times mult, at most max.

@@ -29,7 +29,7 @@ func TestHR1_PanickingStateCallbackIsAnOutcomeAndCloseReturns(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var logs logBuffer
+				var logs troupetest.Log
 				sys := loggedSystem(t, &logs)
 				d := newDialer()
 				var calls atomic.Int64
@@ -152,7 +152,7 @@ func (c *badClose) Close(context.Context) error {
 // spec: HR1, RC4
 func TestHR1_PanickingConnectionCloseIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs logBuffer
+		var logs troupetest.Log
 		d := newDialer()
 		p, rc := pipelineIn(t, loggedSystem(t, &logs), d, exact(t, time.Second, time.Minute, 2), 10)
 		ctx := context.Background()
