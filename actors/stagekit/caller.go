@@ -35,9 +35,9 @@ type callState[Req, Res any] struct {
 	slot   *mailbox.Waiter       // made once per pooled envelope
 	target *stageInner[Req, Res] // the stage whose line it waits in; set by its caller
 
-	// The stage the call entered by: it counts the callers still waiting
-	// (Stage.waiting) and abandons their work when it is closed before they
-	// have their outcome. Set by newRoot, then read-only until reset.
+	// The stage the call entered by: it counts the callers that have not
+	// returned (Stage.waiting) and abandons their work when it is closed
+	// before they do. Set by newRoot, then read-only until reset.
 	entry *Stage[Req, Res]
 }
 
@@ -89,9 +89,7 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
 	c.gone.Store(true)
-	entry := c.entry
 	c.unlockPoke(c.pokeLocked())
-	entry.answered()
 	return res, err, false
 }
 
@@ -197,6 +195,10 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			if orphans != nil {
 				answerAll(orphans, ErrCallerGone)
 			}
+			// Counted off only now, not when the outcome was delivered: a
+			// caller still running leaf work whose outcome came first (a
+			// stage answered it as it closed) is one a Close abandons.
+			c.entry.answered()
 			return res, err
 		}
 		w := c.popWork()

@@ -54,7 +54,7 @@ const (
 	// in 700 that cancels gets ErrSessionOver ("seen by nobody") instead of
 	// its context's error. Off, a stack with a Retry gets no cancel
 	// operation.
-	enableRetryCancel = false
+	enableRetryCancel = true
 
 	// Blocked on: a Reconnect's connection actor that fails (a dial fails,
 	// its connection's readiness panics) in a host that restarts at once

@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -44,3 +45,83 @@ func TestT4_RetryStopsOnceTheOutcomeWasDeliveredAbove(t *testing.T) {
 type fixed time.Duration
 
 func (f fixed) Delay(int) time.Duration { return time.Duration(f) }
+
+// gatePolicy retries every failure once its gate opens.
+type gatePolicy struct{ gate <-chan struct{} }
+
+func (p *gatePolicy) Retry(_ *int, _ *int, err *error) (retry.Wait, bool) {
+	return retry.Until(p.gate), *err != nil
+}
+func (p *gatePolicy) CloneRequest(req *int) (int, bool) { return *req, true }
+
+// Regression: a caller whose context ended just as its session's wait
+// ended got retry.ErrSessionOver (meant for nobody) about once in 700,
+// instead of its context's error.
+//
+// spec: HR3, RT10, CORE6
+func TestHR3_ACallerWhoseContextEndsAsItsRetryWaitEndsGetsItsContextsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		for range 3000 {
+			failed := make(chan struct{}, 1)
+			fn := actors.Func(func(context.Context, int) (int, error) {
+				select {
+				case failed <- struct{}{}:
+				default: // a later attempt
+				}
+				return 0, errors.New("503")
+			})
+			gate := make(chan struct{})
+			r, err := retry.New(sys, fn, gatePolicy{gate: gate})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { _, err := troupe.Do(ctx, r, 1); done <- err }()
+			<-failed
+			synctest.Wait() // the session waits for its gate
+			close(gate)
+			cancel()
+			// Its context's error, or the outcome of an attempt that ran
+			// before the caller saw its context end; never ErrSessionOver
+			// (about 1 in 700 before the fix: 3,000 rounds catch it).
+			err = <-done
+			require.NotErrorIs(t, err, retry.ErrSessionOver)
+			if !errors.Is(err, context.Canceled) {
+				require.EqualError(t, err, "503")
+			}
+			require.NoError(t, r.Close(context.Background()))
+		}
+	})
+}
+
+// Regression: a Close whose context ended answered the session of a caller
+// that was running its attempt's downstream call, and so counted that caller
+// as answered: the call's context was never cancelled, and the caller,
+// busy in it, did not return until the downstream did (here: never).
+//
+// spec: HR2, HR3
+func TestHR2_CloseAbandonsTheAttemptACallerRunsAfterAnsweringItsSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		running := make(chan struct{})
+		fn := actors.Func(func(ctx context.Context, _ int) (int, error) { close(running); <-ctx.Done(); return 0, ctx.Err() })
+		r, err := retry.New(sys, fn, retry.Attempts[int, int]{Max: 3})
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { _, err := troupe.Do(context.Background(), r, 1); done <- err }()
+		<-running
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		err = r.Close(ctx)
+		var ab *troupe.AbandonedError
+		require.ErrorAs(t, err, &ab, "the running call is abandoned")
+		assert.EqualValues(t, 1, ab.Calls)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, troupe.ErrClosed)
+		default:
+			t.Fatal("the caller is still in its downstream call after Close returned")
+		}
+	})
+}

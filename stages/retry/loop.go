@@ -95,10 +95,19 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 	if ss.state.Load() != retrying && !ss.state.CompareAndSwap(waiting, retrying) {
 		return
 	}
-	if ss.sent > 0 && (ss.parent.Delivered() || ss.parent.Ctx.Err() != nil) {
-		var zero Res
-		ss.finish(zero, ErrSessionOver) // nobody waits for another attempt
-		return
+	if ss.sent > 0 {
+		// Nobody waits for another attempt: a caller whose context ended
+		// gets its context's error, as it would from its own wait.
+		if err := ss.parent.Ctx.Err(); err != nil {
+			var zero Res
+			ss.finish(zero, err)
+			return
+		}
+		if ss.parent.Delivered() {
+			var zero Res
+			ss.finish(zero, ErrSessionOver)
+			return
+		}
 	}
 	if len(b.needUnit) == 0 {
 		ok, err := b.st.Inner().TryReserve()
