@@ -24,14 +24,19 @@ type adapter[Req, Res any] struct {
 	mu      sync.Mutex
 	ready   []*troupe.Permit[Req, Res]             // won in the background, not yet spent; guarded by mu
 	claimed int                                    // units of ready promised to a reserver; guarded by mu
-	waits   map[*mailbox.Waiter]context.CancelFunc // background reservations; guarded by mu
+	waits   map[*mailbox.Waiter]*adaptWait // background reservations; guarded by mu
 }
+
+// adaptWait is one background reservation. A stage reuses its Waiter, so a
+// wait is known by this, not by the Waiter: a cancelled wait's goroutine
+// that returns after the next wait started must not take it for its own.
+type adaptWait struct{ cancel context.CancelFunc }
 
 // Adapt returns an Inner for svc. Each ReserveAsync that cannot be granted at
 // once starts one goroutine that calls svc.Reserve and ends when it returns
 // or the wait is cancelled.
 func Adapt[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
-	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]context.CancelFunc{}}
+	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]*adaptWait{}}
 	a.reserveWhere = "Reserve of " + a.name() // named once: a wait costs no string
 	return a
 }
@@ -65,21 +70,24 @@ func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Wai
 		return true, nil
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
-	a.waits[w] = cancel
-	go a.reserve(ctx, w)
+	aw := &adaptWait{cancel: cancel}
+	a.waits[w] = aw
+	go a.reserve(ctx, w, aw)
 	return false, nil
 }
 
 // reserve runs the wrapped service's Reserve on a goroutine of its own. A
 // panic in it is that service's readiness error.
-func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter) {
+func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter, aw *adaptWait) {
 	p, err := Guard1(a.reserveWhere, func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
 	if err == nil && p == nil {
 		err = fmt.Errorf("actors: Reserve of %s returned no permit and no error: %w", a.name(), troupe.ErrInvalidPermit)
 	}
 	a.mu.Lock()
-	cancel, mine := a.waits[w]
-	delete(a.waits, w)
+	mine := a.waits[w] == aw
+	if mine {
+		delete(a.waits, w)
+	}
 	if mine && err == nil {
 		a.ready = append(a.ready, p)
 		a.claimed++ // promised to w
@@ -91,7 +99,7 @@ func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter) {
 		}
 		return
 	}
-	cancel()
+	aw.cancel()
 	w.Notify(err)
 }
 
@@ -113,11 +121,11 @@ func (a *adapter[Req, Res]) name() string {
 
 func (a *adapter[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
 	a.mu.Lock()
-	cancel, ok := a.waits[w]
+	aw, ok := a.waits[w]
 	delete(a.waits, w)
 	a.mu.Unlock()
 	if ok {
-		cancel()
+		aw.cancel()
 	}
 	return ok
 }

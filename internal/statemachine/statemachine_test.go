@@ -39,21 +39,12 @@ const (
 	// referenced" (package actors / stages/retry).
 	enableRetryRestarts = false
 
-	// Blocked on: stagekit.Adapt keys its background waits by the stage's
-	// Waiter, which the stage reuses; a background Reserve cancelled
-	// because its request's context ended returns after the stage parked
-	// the next request, claims that wait and notifies it with
-	// context.Canceled, and the stage closes for good. Off, a stack
-	// with SpawnReady or the plain leaf gets no cancel operation and no
-	// Timeout over them.
-	enableAdaptedCancel = false
+	// Fixed: stagekit.Adapt knew its background waits by the stage's
+	// Waiter, which the stage reuses (TestHR3_ACancelledAdaptedWait...).
+	enableAdaptedCancel = true
 
-	// Blocked on: stages/retry finishes a session whose caller's context
-	// ended while it waited to retry with ErrSessionOver, answered to the
-	// caller, whose wait races it against its own context: about 1 caller
-	// in 700 that cancels gets ErrSessionOver ("seen by nobody") instead of
-	// its context's error. Off, a stack with a Retry gets no cancel
-	// operation.
+	// Fixed: a caller cancelling as its retry wait ended could get
+	// ErrSessionOver (TestHR3_ACallerWhoseContextEnds...).
 	enableRetryCancel = true
 
 	// Blocked on: a Reconnect's connection actor that fails (a dial fails,
@@ -64,20 +55,14 @@ const (
 	// fault and no readiness panic; pipelines (delayed restarts) still do.
 	enableImmediateConnRestarts = false
 
-	// Work handed to a caller that is gone used to keep the unit its leaf
-	// reserved (the mock's, a plain service's permit): fixed, leaves give it
-	// back (stagekit.Leaf's Release), and 300 sequences with this on passed
-	// where they lost units before. Left off because the cancel operations
-	// it adds over plain services also run into enableAdaptedCancel's bug
-	// (a permit reclaimed by the collector, about one run in eight).
-	enableGoneCallerUnits = false
+	// Fixed: work handed to a caller that is gone gives back the unit its
+	// leaf reserved (stagekit.Leaf's Release).
+	enableGoneCallerUnits = true
 
-	// Blocked on: a short Close (20 ms) of a host or of the system can
-	// leave a caller without its outcome past Close's bound ("Close left a
-	// caller waiting: Close (host, deadline 20ms) returned context deadline
-	// exceeded", seed 6748266216049837403, about one CI run in four). Off,
-	// short Closes close the stack itself; long ones still close hosts.
-	enableShortHostCloses = false
+	// Fixed: a short Close of a host left a caller that was running leaf
+	// work after its outcome came (seed 6748266216049837403;
+	// TestHR2_CloseAbandonsTheAttempt...).
+	enableShortHostCloses = true
 )
 
 // Bounds of the operations, in real time (see bounded).
