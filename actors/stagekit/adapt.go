@@ -22,8 +22,8 @@ type adapter[Req, Res any] struct {
 	reserveWhere string
 
 	mu      sync.Mutex
-	ready   []*troupe.Permit[Req, Res]             // won in the background, not yet spent; guarded by mu
-	claimed int                                    // units of ready promised to a reserver; guarded by mu
+	ready   []*troupe.Permit[Req, Res]     // won in the background, not yet spent; guarded by mu
+	claimed int                            // units of ready promised to a reserver; guarded by mu
 	waits   map[*mailbox.Waiter]*adaptWait // background reservations; guarded by mu
 }
 
