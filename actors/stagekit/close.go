@@ -158,11 +158,11 @@ func (s *Stage[Req, Res]) panicked(msg any, reason any) {
 	s.failure = newPanicError(s.name, reason)
 	e, _ := msg.(*Envelope[Req, Res])
 	for _, c := range []*Envelope[Req, Res]{e, s.inHand} {
-		if c != nil && c.holder.Load() == s.mb && !s.holds(c) && !slices.Contains(s.culprits, c) {
+		if c != nil && c != s.kept && c.holder.Load() == s.mb && !s.holds(c) && !slices.Contains(s.culprits, c) {
 			s.culprits = append(s.culprits, c)
 		}
 	}
-	s.inHand = nil
+	s.inHand, s.kept = nil, nil
 	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
 	s.dropCulprit(err)
 	s.dropParked(err)

@@ -22,7 +22,9 @@
 //     mailbox; the stage holds it, and a slot for it, until the behavior
 //     forwards it (Stage.Forward), answers it (Stage.Answer, Stage.Respond),
 //     or keeps it (then it must answer or forward it later, and answer it
-//     when Fail is called).
+//     when Fail is called; if it calls the inner service after keeping it
+//     in the same Request, it says so first with Stage.Keep, so that a
+//     panic there leaves e to Fail).
 //   - Offer a layer: func Layer[Req, Res any](...) troupe.Layer[Req, Res],
 //     and, for package stages, a method on its Builder.
 //

@@ -147,6 +147,7 @@ type Stage[Req, Res any] struct {
 	failure    error                 // actor; the last panic
 	culprits   []*Envelope[Req, Res] // actor; the requests in hand when it panicked
 	inHand     *Envelope[Req, Res]   // actor; the request being forwarded
+	kept       *Envelope[Req, Res]   // actor; the request in hand that the behavior keeps (Keep)
 	closing    closeState            // actor
 	closeErr   error                 // actor; what queued and held requests get when aborted
 
@@ -339,7 +340,16 @@ func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
 		return
 	}
 	s.beh.Request(s, e)
+	s.kept = nil
 }
+
+// Keep tells the stage that its behavior keeps e, the request its Request
+// is handling now (actor goroutine only): should the stage fail before
+// Request returns (an inner service's readiness panics), the behavior's
+// Fail answers e, not the stage. A behavior that keeps a request and then
+// calls the inner service in the same Request must call it first;
+// otherwise e would be answered twice.
+func (s *Stage[Req, Res]) Keep(e *Envelope[Req, Res]) { s.kept = e }
 
 // Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
 // delivered, so the slot is free, unless leaf work still runs for the same

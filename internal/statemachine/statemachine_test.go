@@ -33,11 +33,10 @@ const (
 	enableDialPanics       = true // a Reconnect dial that panics
 	enableCallbackPanics   = true // a Reconnect state callback that panics
 
-	// Blocked on: a Retry stage whose inner service's readiness check panics
-	// on its actor loses the request in hand (the caller waits until its own
-	// deadline) and breaks the invariant "envelope released more often than
-	// referenced" (package actors / stages/retry).
-	enableRetryRestarts = false
+	// Fixed: a Retry whose inner readiness panicked as it started a
+	// session answered it twice (stagekit's Stage.Keep;
+	// TestHR3_RetryWhoseInnerReadinessPanics...).
+	enableRetryRestarts = true
 
 	// Fixed: stagekit.Adapt knew its background waits by the stage's
 	// Waiter, which the stage reuses (TestHR3_ACancelledAdaptedWait...).

@@ -179,3 +179,34 @@ func TestHR1_PanickingPolicyFunctionIsAnOutcome(t *testing.T) {
 		})
 	}
 }
+
+// Regression: a Retry whose inner service's readiness panicked while it
+// started a session answered that request twice (once as the request in
+// hand, once as a session of its Fail): the envelope went back to its pool
+// while its caller still waited on it, which then waited until its own
+// deadline. Now the caller gets the restart error at once, the stage
+// serves the next request, and nothing is released twice.
+//
+// spec: HR1, HR3, CORE6
+func TestHR3_RetryWhoseInnerReadinessPanicsAnswersTheSessionOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		mock, h := troupetest.NewMock[int, int]()
+		r, err := retry.New(sys, mock, retry.Attempts[int, int]{Max: 2})
+		require.NoError(t, err)
+		h.PanicOnReady("readiness bug")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		start := time.Now()
+		_, err = troupe.Do(ctx, r, 1)
+		require.ErrorIs(t, err, troupe.ErrRestarted, "the session ends with the restart")
+		assert.ErrorIs(t, err, troupe.ErrPanic)
+		assert.Zero(t, time.Since(start), "at once, not at the caller's deadline")
+
+		h.Allow(1)
+		got := troupetest.Go(context.Background(), r, 2)
+		h.Next(context.Background()).Respond(20)
+		assert.Equal(t, troupetest.Result[int]{Value: 20}, <-got, "the restarted stage serves")
+		require.NoError(t, r.Close(context.Background()))
+	})
+}

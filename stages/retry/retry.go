@@ -154,6 +154,7 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 	b.mu.Lock()
 	b.live.push(ss)
 	b.mu.Unlock()
+	s.Keep(e) // Fail answers it from now on
 	var err error
 	if ss.req, ss.again, err = ss.clone(&e.Req); err != nil {
 		var zero Res
