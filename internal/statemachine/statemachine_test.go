@@ -52,7 +52,7 @@ const (
 	// after gets protoactor's Restart after it stopped: a dead letter (about
 	// 2 % of dial failures followed by Close). Off, such stacks get no dial
 	// fault and no readiness panic; pipelines (delayed restarts) still do.
-	enableImmediateConnRestarts = false
+	enableImmediateConnRestarts = true
 
 	// Fixed: work handed to a caller that is gone gives back the unit its
 	// leaf reserved (stagekit.Leaf's Release).

@@ -2,6 +2,7 @@ package reconnect
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 
@@ -129,7 +130,7 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 		// next one tries again, when the supervisor's backoff allows.
 		b.asked = false
 		b.failures.Add(1)
-		var err error = &ConnectError{Err: m.err}
+		err := fmt.Errorf("%w: %w", ErrConnect, m.err)
 		perr := b.set(Idle)
 		if perr != nil {
 			err = errors.Join(err, perr)

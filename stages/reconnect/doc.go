@@ -18,7 +18,7 @@
 //
 //   - A failed connection does not break the stage: reservations are still
 //     granted, the request that waited for that connection gets the
-//     connection error (a *ConnectError), and the state is Idle again, so the
+//     connection error (matching ErrConnect), and the state is Idle again, so the
 //     next request tries again, once the backoff allows.
 //   - A connected service that reports a readiness error is discarded (and
 //     closed, if it is a troupe.Closer); the state is Idle, and the requests
@@ -40,7 +40,7 @@
 // through it.
 //
 // User code runs under actors.Guard: a panic in the connector is a failed
-// dial (a *ConnectError matching troupe.ErrPanic); a panic in OnStateChange
+// dial (an error matching ErrConnect and troupe.ErrPanic); a panic in OnStateChange
 // is a *troupe.PanicError for the request the change was made for, or is
 // logged when no request waits; a panic in a discarded connection's Close
 // is logged. None of them crashes the process or keeps the stage from

@@ -41,22 +41,8 @@ func (s State) String() string {
 }
 
 // ErrConnect is matched by the error a request gets when the connection it
-// waited for could not be made; the error is a *ConnectError.
+// waited for could not be made; that error wraps the connector's too.
 var ErrConnect = errors.New("reconnect: connection failed")
-
-// ConnectError is a failed connection. It matches ErrConnect and unwraps to
-// the connector's error.
-//
-// A plain value, safe for concurrent use.
-type ConnectError struct{ Err error }
-
-func (e *ConnectError) Error() string { return "reconnect: connection failed: " + e.Err.Error() }
-
-// Is reports whether target is ErrConnect.
-func (e *ConnectError) Is(target error) bool { return target == ErrConnect }
-
-// Unwrap returns the connector's error.
-func (e *ConnectError) Unwrap() error { return e.Err }
 
 // errNilConnection is the error of a dial that returned neither a
 // connection nor an error.

@@ -11,10 +11,9 @@ import (
 // troupe.ErrBadConfig.
 var ErrBadCapacity = fmt.Errorf("retry: capacity must be between 0 (no limit of its own) and actors.MaxCapacity: %w", troupe.ErrBadConfig)
 
-// ErrBadMax is returned by New and Layer for an Attempts policy (or a
-// policy that embeds one) whose Max is negative; it matches
-// troupe.ErrBadConfig.
-var ErrBadMax = fmt.Errorf("retry: Attempts.Max must not be negative: %w", troupe.ErrBadConfig)
+// errBadMax is returned by New and Layer for an Attempts policy (or a
+// policy that embeds one) whose Max is negative.
+var errBadMax = fmt.Errorf("retry: Attempts.Max must not be negative: %w", troupe.ErrBadConfig)
 
 // ErrSessionOver ends a session whose request's outcome was delivered, or
 // whose caller gave up, while it waited to retry: nobody sees it.

@@ -67,8 +67,8 @@ type Delayer interface {
 // Inside a retry stage, a panic in Retryable, Backoff or Copy ends the
 // session with a *troupe.PanicError naming the stage and the function
 // ("retry: Attempts.Retryable", "retry: Attempts.Backoff",
-// "retry: Attempts.Copy"). New refuses a negative Max (ErrBadMax). The same
-// holds for a policy that embeds Attempts.
+// "retry: Attempts.Copy"). New refuses a negative Max (an error matching
+// troupe.ErrBadConfig). The same holds for a policy that embeds Attempts.
 //
 // The value given to New is a prototype: each session works on its own
 // copy, so no two goroutines call the methods of one copy at once; the
@@ -169,7 +169,7 @@ func (a *Attempts[Req, Res]) fault() error {
 
 func (a *Attempts[Req, Res]) check() error {
 	if a.Max < 0 {
-		return ErrBadMax
+		return errBadMax
 	}
 	return nil
 }

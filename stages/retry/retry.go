@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
@@ -61,7 +60,7 @@ type policyPtr[Req, Res, T any] interface {
 // New spawns a retry stage over inner in host h (nil means the default
 // system). Every session starts from its own copy of proto. A bad
 // configuration is an error matching troupe.ErrBadConfig: ErrBadCapacity,
-// or ErrBadMax for an Attempts policy with a negative Max.
+// or one for an Attempts policy with a negative Max.
 func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
 	o := options{}
 	for _, opt := range opts {
@@ -81,7 +80,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity}, inner, b)
 	if err != nil {
-		return nil, errors.Join(errors.New("retry: spawn"), err)
+		return nil, fmt.Errorf("retry: spawn: %w", err)
 	}
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})

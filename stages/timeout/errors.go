@@ -12,9 +12,8 @@ import (
 // ErrTimeout is matched by the error of a call that timed out.
 var ErrTimeout = errors.New("timeout: request timed out")
 
-// ErrBadDuration is returned for a timeout of zero or less; it matches
-// troupe.ErrBadConfig.
-var ErrBadDuration = fmt.Errorf("%w: timeout must be greater than zero", troupe.ErrBadConfig)
+// errBadDuration is returned for a timeout of zero or less.
+var errBadDuration = fmt.Errorf("timeout: must be greater than zero: %w", troupe.ErrBadConfig)
 
 // Error is the outcome of a call that timed out. It matches ErrTimeout and
 // unwraps to context.DeadlineExceeded.

@@ -37,10 +37,11 @@ type options struct {
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
 // New spawns a timeout stage of duration d over inner, in host h (nil means
-// the default system).
+// the default system). A d of zero or less, or a bad capacity, is an error
+// matching troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Duration, opts ...Option) (*Timeout[Req, Res], error) {
 	if d <= 0 {
-		return nil, ErrBadDuration
+		return nil, errBadDuration
 	}
 	o := options{cfg: stagekit.Config{Name: "timeout"}}
 	for _, opt := range opts {
