@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Host is a supervisor actor and the stages spawned under it: stages are its
@@ -74,6 +75,7 @@ func (s *System) newHost(name string, strategy Strategy) *Host {
 // goroutine may change its children.
 type spawnReq struct {
 	props *actor.Props
+	mb    *mailbox.Mailbox // the child's mailbox
 	name  string
 	reply chan spawnRes
 }
@@ -84,7 +86,7 @@ type spawnRes struct {
 }
 
 // spawn starts a child of h's supervisor actor and registers it for Close.
-func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, error) {
+func (h *Host) spawn(props *actor.Props, mb *mailbox.Mailbox, name string, st stopper) (*actor.PID, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -96,7 +98,7 @@ func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, e
 	h.spawned++
 	sup := h.pid
 	h.mu.Unlock()
-	req := &spawnReq{props: props, name: name, reply: make(chan spawnRes, 1)}
+	req := &spawnReq{props: props, mb: mb, name: name, reply: make(chan spawnRes, 1)}
 	h.sys.as.Root.Send(sup, req)
 	res := <-req.reply
 	if res.err != nil {
@@ -172,127 +174,18 @@ func (h *Host) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopReq asks the supervisor actor to stop itself; done is closed once it
-// has stopped.
-type stopReq struct{ done chan struct{} }
-
-// restartReq asks the supervisor actor to restart a child whose restart was
-// delayed.
-type restartReq struct{ child *actor.PID }
-
-// supervisorActor is a Host's actor: it spawns children on request and,
-// being a SupervisorStrategy itself, decides their fate when they fail.
-type supervisorActor struct {
-	h    *Host
-	self *actor.PID // set when it starts
-	done chan struct{}
-}
-
-func (a *supervisorActor) Receive(c actor.Context) {
-	switch m := c.Message().(type) {
-	case *actor.Started:
-		a.self = c.Self()
-	case *spawnReq:
-		id := m.name + "-" + c.ActorSystem().ProcessRegistry.NextId()
-		pid, err := c.SpawnNamed(m.props, id)
-		m.reply <- spawnRes{pid: pid, err: err}
-	case *stopReq:
-		// Stop once every child has terminated: stopping earlier would send
-		// Stop to children that are already gone (a dead letter).
-		a.done = m.done
-		if len(c.Children()) == 0 {
-			c.Stop(c.Self())
-		}
-	case *restartReq:
-		for _, pid := range c.Children() {
-			if sup, ok := c.(actor.Supervisor); ok && pid.Equal(m.child) { // not stopped meanwhile
-				sup.RestartChildren(pid)
-				break
-			}
-		}
-	case *actor.Terminated:
-		dropStalePIDs(c.Children())
-		if a.done != nil && len(c.Children()) == 0 {
-			c.Stop(c.Self())
-		}
-	case *actor.Stopped:
-		if a.done != nil {
-			close(a.done)
-		}
-	}
-}
-
-// HandleFailure implements actor.SupervisorStrategy for the host's children.
-func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
-	rs.Fail()
-	var d Decision
-	f := Failure{Stage: childName(child), Reason: reason, within: rs.NumberOfFailures}
-	if err := Guard("strategy of host "+a.h.name, func() { d = a.h.strategy.Decide(f) }); err != nil {
-		// A strategy that panics cannot be trusted to restart: stop the
-		// stage; its callers are told (the failure stays the stage's own).
-		a.h.sys.logger.Error("troupe: supervisor strategy panicked; stopping the stage", "host", a.h.name, "err", err)
-		d = Decision{Directive: Stop}
-	}
-	switch {
-	case d.Directive != Restart:
-		sup.StopChildren(child)
-	case d.Delay <= 0:
-		sup.RestartChildren(child)
-	default:
-		a.h.restartLater(a.self, child, d.Delay)
-	}
-}
-
-// restartLater has supervisor actor sup restart its child after d, unless
-// the host closes first.
-func (h *Host) restartLater(sup, child *actor.PID, d time.Duration) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return
-	}
-	if h.timers == nil {
-		h.timers = map[*actor.PID]*time.Timer{}
-	}
-	h.timers[child] = time.AfterFunc(d, func() {
-		h.mu.Lock()
-		_, live := h.timers[child]
-		delete(h.timers, child)
-		h.mu.Unlock()
-		if live {
-			h.sys.as.Root.Send(sup, &restartReq{child: child})
-		}
-	})
-}
-
 // SpawnActor starts an actor of a stage package's own (Reconnect's
 // connection actor) as a child of h's supervisor actor, so that h's Strategy
-// governs it; st is closed with the host. Call Forget when it stops on its
-// own.
-func (h *Host) SpawnActor(props *actor.Props, name string, st interface {
+// governs it; st is closed with the host. When props run the actor in a
+// troupe mailbox (actor.WithMailbox(mb.Producer())), pass it as mb: the
+// supervisor then restarts and stops the actor by posting there, which
+// cannot be a dead letter if the actor stopped meanwhile; otherwise pass
+// nil. Call Forget when it stops on its own.
+func (h *Host) SpawnActor(props *actor.Props, mb *mailbox.Mailbox, name string, st interface {
 	Close(context.Context) error
 }) (*actor.PID, error) {
-	return h.spawn(props, name, st)
+	return h.spawn(props, mb, name, st)
 }
 
 // Forget removes st from the things h closes.
 func (h *Host) Forget(st interface{ Close(context.Context) error }) { h.forget(st) }
-
-// dropStalePIDs clears the slots past the end of kids, the supervisor
-// actor's own children slice (protoactor's PIDSet.Values, which returns its
-// backing slice): PIDSet.Remove shortens the slice without clearing the slot
-// it leaves, so a host that spawned and closed many stages kept many of
-// their PIDs (and ids) reachable (ARCHITECTURE.md has the figures). Only
-// the actor's
-// goroutine changes its children, so this is safe in its Receive.
-func dropStalePIDs(kids []*actor.PID) {
-	clear(kids[len(kids):cap(kids)])
-}
-
-// childName is the name a child was spawned with: its PID's last segment.
-func childName(pid *actor.PID) string {
-	if pid == nil {
-		return ""
-	}
-	return pid.Id[strings.LastIndexByte(pid.Id, '/')+1:]
-}

@@ -231,7 +231,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	s.waiter, s.grant = s.newWaiter(s.inner)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
 	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))
-	pid, err := host.spawn(props, cfg.Name, s)
+	pid, err := host.spawn(props, mb, cfg.Name, s)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,10 @@ import (
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
-// Switches for the operations that trigger known bugs, fixed elsewhere at
-// the time of writing. Each one that is false says what it waits for, and
-// what the test leaves out meanwhile; turn it back on once that is fixed.
+// Switches for the operations that triggered known bugs. Each one that is
+// false says what it waits for, and what the test leaves out meanwhile;
+// turn it back on once that is fixed. All are on: each comment names the
+// fix and its regression test.
 const (
 	enableDownstreamPanics = true // a downstream function that panics
 	enablePredicatePanics  = true // a Filter predicate that panics
@@ -46,12 +47,10 @@ const (
 	// ErrSessionOver (TestHR3_ACallerWhoseContextEnds...).
 	enableRetryCancel = true
 
-	// Blocked on: a Reconnect's connection actor that fails (a dial fails,
-	// its connection's readiness panics) in a host that restarts at once
-	// (the system's root host, or actors.Intensity) and is closed right
-	// after gets protoactor's Restart after it stopped: a dead letter (about
-	// 2 % of dial failures followed by Close). Off, such stacks get no dial
-	// fault and no readiness panic; pipelines (delayed restarts) still do.
+	// Fixed: a Reconnect's connection actor that failed in a host that
+	// restarts at once and was closed right after got protoactor's Restart
+	// after it stopped, a dead letter (the supervisor now posts into the
+	// child's mailbox; TestHR2_ClosingRightAfterAFailedDial...).
 	enableImmediateConnRestarts = true
 
 	// Fixed: work handed to a caller that is gone gives back the unit its

@@ -86,7 +86,7 @@ func newConn[Target, Req, Res any](h *actors.Host, connector troupe.Service[Targ
 // spawn starts the actor.
 func (c *conn[Target, Req, Res]) spawn() error {
 	props := actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithMailbox(c.mb.Producer()))
-	if _, err := c.host.SpawnActor(props, "connection", c); err != nil {
+	if _, err := c.host.SpawnActor(props, c.mb, "connection", c); err != nil {
 		return err
 	}
 	c.spawned.Store(true)
