@@ -39,6 +39,16 @@ type callState[Req, Res any] struct {
 	// returned (Stage.waiting) and abandons their work when it is closed
 	// before they do. Set by newRoot, then read-only until reset.
 	entry *Stage[Req, Res]
+
+	// Work contexts for the leaf work this caller runs on its own
+	// goroutine, carved from a slab it keeps (see workCtxSlab); owned by
+	// the caller's goroutine, kept across pooled reuses.
+	ctxs *workCtxSlab
+	// The context of the leaf work the caller runs now, if any: when the
+	// outcome is delivered meanwhile (a stage below the entry answered it
+	// as it failed or closed), the work is told to stop, so that the
+	// caller, busy in it, can return (see deliver).
+	leafCtx atomic.Pointer[workCtx]
 }
 
 func (c *callState[Req, Res]) reset() {
@@ -90,6 +100,9 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c.done, c.res, c.err = true, res, err
 	c.gone.Store(true)
 	c.unlockPoke(c.pokeLocked())
+	if wc := c.leafCtx.Load(); wc != nil {
+		wc.stopWork()
+	}
 	return res, err, false
 }
 
@@ -307,12 +320,12 @@ func dropLeaf[Req, Res any](l Leaf[Req, Res]) {
 // envelopes a stage marked forcible (ForcesOutcome) pay for that.
 func (e *Envelope[Req, Res]) runLeaf() {
 	if !e.forcible {
-		e.Answer(e.callLeaf())
+		e.Answer(e.callLeaf(&e.root.call.ctxs))
 		return
 	}
 	c := e.root.call
 	c.running.Add(1)
-	res, err := e.callLeaf()
+	res, err := e.callLeaf(&c.ctxs)
 	c.workEnded()
 	e.Answer(res, err)
 }
@@ -321,27 +334,48 @@ func (e *Envelope[Req, Res]) runLeaf() {
 // The work has ended once it returns, whatever became of its outcome: the
 // slots kept for it are freed before e is answered.
 func (e *Envelope[Req, Res]) runDetached() {
-	res, err := e.callLeaf()
+	res, err := e.callLeaf(nil)
 	e.root.call.workEnded() // e's path still holds the root
 	e.Answer(res, err)
 }
 
 // callLeaf runs e's leaf work on the calling goroutine. The work's context
 // is also cancelled when the stage the call entered by abandons it (see
-// workCtx).
-func (e *Envelope[Req, Res]) callLeaf() (Res, error) {
+// workCtx); it comes from *slab when the calling goroutine owns one (the
+// caller's), from the shared pool otherwise (slab nil).
+//
+// On the caller's goroutine, the work's context is also cancelled when the
+// call's outcome is delivered while it runs (see callState.leafCtx): the
+// context it would otherwise get may be one a stage below the entry made
+// and let go of with that outcome (a Timeout's), which nothing cancels any
+// more.
+func (e *Envelope[Req, Res]) callLeaf(slab **workCtxSlab) (Res, error) {
 	l := e.leaf
 	e.leaf = nil
 	ctx := e.Ctx
-	var wc *workCtx
+	var closed *closeSignal
 	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
-		wc = newWorkCtx(ctx, entry.closeSignalOf())
+		closed = entry.closeSignalOf()
+	}
+	var wc *workCtx
+	c := e.root.call
+	if closed != nil || slab != nil {
+		wc = newWorkCtx(slab, ctx, closed)
 		ctx = wc
+		if slab != nil {
+			c.leafCtx.Store(wc)
+			if c.gone.Load() { // delivered before it could see wc
+				wc.stopWork()
+			}
+		}
 	}
 	res, err := safeRun(l, ctx, e.Req)
 	if wc != nil {
+		if slab != nil {
+			c.leafCtx.Store(nil)
+		}
 		wc.release()
-		if err != nil && wc.closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
+		if err != nil && closed != nil && closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
 			err = wc.Err() // the work stopped because it was abandoned
 		}
 	}

@@ -10,13 +10,16 @@ import (
 // workCtx is the context the downstream work of a call runs with: the
 // caller's, also cancelled when the stage the call entered by is closed and
 // Close's own context ends before the call finished (the call is abandoned:
-// its work is told to stop, and its Err is that stage's *troupe.ClosedError).
-// It is 32 bytes and costs no goroutine; the channel and the links to the
-// two cancellations (workWatch) are made only if the work asks for Done.
+// its work is told to stop, and its Err is that stage's *troupe.ClosedError),
+// and, for work the caller runs itself, when the call's outcome is delivered
+// while the work runs (stopWork; its Err is then context.Canceled).
+// It is 40 bytes and costs no goroutine; the channel and the links to the
+// cancellations (workWatch) are made only if the work asks for Done.
 type workCtx struct {
 	context.Context                           // the caller's context (or a stage's below it)
-	closed          *closeSignal              // the entry stage's abandon signal; never changed
+	closed          *closeSignal              // the entry stage's abandon signal, or nil; never changed
 	watch           atomic.Pointer[workWatch] // made by the first Done
+	stopped         atomic.Bool               // the call's outcome came while the work ran (stopWork)
 }
 
 // closeSignal is a stage's abandon signal: its context is cancelled, with
@@ -43,21 +46,31 @@ type workWatch struct {
 // workCtxSlab hands out work contexts 64 at a time: one allocation for 64
 // calls. A handed-out context is never reused (work may keep its context
 // after the call); a slab is freed once all of its contexts are
-// unreachable.
+// unreachable. A caller keeps a slab of its own (callState.ctxs), so that
+// the leaf work it runs takes a context with no synchronisation at all;
+// work on goroutines of its own shares the pool.
 type workCtxSlab struct {
-	next int // owned by whoever took the slab from the pool
+	next int // owned by whoever holds the slab
 	ctxs [64]workCtx
 }
 
 var workCtxSlabs sync.Pool
 
-func newWorkCtx(parent context.Context, closed *closeSignal) *workCtx {
-	sl, _ := workCtxSlabs.Get().(*workCtxSlab)
-	if sl == nil {
+// newWorkCtx returns a work context for parent and closed, carved from
+// *own when the calling goroutine owns a slab (own not nil), or from the
+// pool.
+func newWorkCtx(own **workCtxSlab, parent context.Context, closed *closeSignal) *workCtx {
+	var sl *workCtxSlab
+	if own != nil {
+		if sl = *own; sl == nil || sl.next == len(sl.ctxs) {
+			sl = new(workCtxSlab)
+			*own = sl
+		}
+	} else if sl, _ = workCtxSlabs.Get().(*workCtxSlab); sl == nil {
 		sl = new(workCtxSlab)
 	}
 	c := &sl.ctxs[sl.next]
-	if sl.next++; sl.next < len(sl.ctxs) {
+	if sl.next++; own == nil && sl.next < len(sl.ctxs) {
 		workCtxSlabs.Put(sl)
 	}
 	c.Context, c.closed = parent, closed
@@ -70,10 +83,22 @@ func (c *workCtx) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if c.closed.ctx.Err() != nil {
+	if c.closed != nil && c.closed.ctx.Err() != nil {
 		return context.Cause(c.closed.ctx)
 	}
+	if c.stopped.Load() {
+		return context.Canceled
+	}
 	return nil
+}
+
+// stopWork cancels the context: its call has its outcome, and nobody waits
+// for the work any more. Safe from any goroutine.
+func (c *workCtx) stopWork() {
+	c.stopped.Store(true)
+	if w := c.watch.Load(); w != nil {
+		w.cancel()
+	}
 }
 
 func (c *workCtx) Done() <-chan struct{} {
@@ -93,7 +118,9 @@ func (c *workCtx) Done() <-chan struct{} {
 	if c.Context.Done() != nil {
 		w.stops[0] = context.AfterFunc(c.Context, w.cancel)
 	}
-	w.stops[1] = context.AfterFunc(c.closed.ctx, w.cancel)
+	if c.closed != nil {
+		w.stops[1] = context.AfterFunc(c.closed.ctx, w.cancel)
+	}
 	return w.done
 }
 

@@ -8,13 +8,14 @@
 // accepted call gets exactly one outcome, that no capacity leaks, that no
 // goroutine is left behind and that nothing waits past its bound.
 //
-// The test runs in real time (see bound_test.go for why); 400 sequences by
-// default, 40 with -short. Run it longer with, for instance,
+// The test runs in real time (see bound_test.go for why); 150 sequences by
+// default (each go test run, so CI runs it too), 40 with -short. Run it
+// longer with, for instance,
 //
 //	go test -race -timeout 60m ./internal/statemachine -statemachine.n=10000
 //
 // A failure prints rapid's replay flags (-rapid.failfile or -rapid.seed);
 // since real interleavings vary, a replay may need a few runs to fail
-// again. Operations that trigger bugs not fixed yet are switched off by the
-// constants at the top of statemachine_test.go.
+// again. The constants at the top of statemachine_test.go switch off
+// operations that trigger a bug not fixed yet (none today).
 package statemachine

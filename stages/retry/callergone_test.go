@@ -125,3 +125,51 @@ func TestHR2_CloseAbandonsTheAttemptACallerRunsAfterAnsweringItsSession(t *testi
 		}
 	})
 }
+
+// Regression: a Retry closed on its own (its Close's context over) while
+// its attempt ran on the caller's goroutine answered the session; the
+// Timeout above it let go of the context it had given the attempt, and
+// nothing cancelled that work any more: the caller, busy in it, had its
+// outcome but could not return, even once its own context ended. Now the
+// work is told to stop when the outcome comes.
+//
+// spec: HR2, HR3, CORE6
+func TestHR3_ACallerWhoseOutcomeCameWhileItRanTheDownstreamReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		running, release := make(chan struct{}), make(chan struct{})
+		fn := actors.Func(func(ctx context.Context, _ int) (int, error) {
+			close(running)
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-release: // the test's way out, should the context never end
+				return 0, errors.New("released by the test")
+			}
+		})
+		r, err := retry.New(sys, fn, retry.Attempts[int, int]{Max: 3})
+		require.NoError(t, err)
+		st, err := troupe.NewBuilder[int, int]().Layer(timeout.Layer[int, int](time.Hour)).Build(sys, r)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { _, err := troupe.Do(ctx, st, 1); done <- err }()
+		<-running
+
+		expired, stop := context.WithTimeout(context.Background(), 0)
+		defer stop()
+		_ = r.Close(expired) // the Retry alone: its session ends with ErrClosed
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, troupe.ErrClosed)
+		default:
+			close(release)
+			<-done
+			t.Fatal("the caller stayed in its downstream call after its outcome came and its context ended")
+		}
+		require.NoError(t, st.Close(context.Background()))
+	})
+}
