@@ -47,8 +47,8 @@ type callState[Req, Res any] struct {
 	// The context of the leaf work the caller runs now, if any: when the
 	// outcome is delivered meanwhile (a stage below the entry answered it
 	// as it failed or closed), the work is told to stop, so that the
-	// caller, busy in it, can return (see deliver).
-	leafCtx atomic.Pointer[workCtx]
+	// caller, busy in it, can return (see deliver). Guarded by mu.
+	leafCtx *workCtx
 }
 
 func (c *callState[Req, Res]) reset() {
@@ -99,8 +99,9 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
 	c.gone.Store(true)
+	wc := c.leafCtx
 	c.unlockPoke(c.pokeLocked())
-	if wc := c.leafCtx.Load(); wc != nil {
+	if wc != nil {
 		wc.stopWork()
 	}
 	return res, err, false
@@ -198,6 +199,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 	done := ctx.Done()
 	for {
 		c.mu.Lock()
+		c.leafCtx = nil // the leaf work run last, if any, is over
 		if c.done {
 			res, err := c.res, c.err
 			c.abandoned = ErrCallerGone
@@ -216,8 +218,10 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 		}
 		w := c.popWork()
 		if w != nil {
+			wc := w.workCtx(&c.ctxs)
+			c.leafCtx = wc
 			c.mu.Unlock()
-			w.runLeaf()
+			w.runLeaf(wc)
 			continue
 		}
 		c.sleeping = true
@@ -318,14 +322,16 @@ func dropLeaf[Req, Res any](l Leaf[Req, Res]) {
 // taken even if an outcome is forced past them (a timeout fires): work that
 // ignores its context still counts against the limits above it. Only
 // envelopes a stage marked forcible (ForcesOutcome) pay for that.
-func (e *Envelope[Req, Res]) runLeaf() {
+//
+// wc is the work's context, made by workCtx on the caller's goroutine.
+func (e *Envelope[Req, Res]) runLeaf(wc *workCtx) {
 	if !e.forcible {
-		e.Answer(e.callLeaf(&e.root.call.ctxs))
+		e.Answer(e.callLeaf(wc))
 		return
 	}
 	c := e.root.call
 	c.running.Add(1)
-	res, err := e.callLeaf(&c.ctxs)
+	res, err := e.callLeaf(wc)
 	c.workEnded()
 	e.Answer(res, err)
 }
@@ -334,48 +340,43 @@ func (e *Envelope[Req, Res]) runLeaf() {
 // The work has ended once it returns, whatever became of its outcome: the
 // slots kept for it are freed before e is answered.
 func (e *Envelope[Req, Res]) runDetached() {
-	res, err := e.callLeaf(nil)
+	res, err := e.callLeaf(e.workCtx(nil))
 	e.root.call.workEnded() // e's path still holds the root
 	e.Answer(res, err)
 }
 
-// callLeaf runs e's leaf work on the calling goroutine. The work's context
-// is also cancelled when the stage the call entered by abandons it (see
-// workCtx); it comes from *slab when the calling goroutine owns one (the
-// caller's), from the shared pool otherwise (slab nil).
-//
-// On the caller's goroutine, the work's context is also cancelled when the
-// call's outcome is delivered while it runs (see callState.leafCtx): the
-// context it would otherwise get may be one a stage below the entry made
-// and let go of with that outcome (a Timeout's), which nothing cancels any
-// more.
-func (e *Envelope[Req, Res]) callLeaf(slab **workCtxSlab) (Res, error) {
-	l := e.leaf
-	e.leaf = nil
-	ctx := e.Ctx
+// workCtx makes the context e's leaf work runs with (see workCtx), carved
+// from *slab when the calling goroutine owns one (the caller's), from the
+// shared pool otherwise (slab nil). Work on a goroutine of its own needs
+// one only when the entry stage can abandon it (nil otherwise); the
+// caller's work always has one, which its call's outcome cancels too
+// (callState.leafCtx): the context it would otherwise get may be one a
+// stage below the entry made and let go of with that outcome (a
+// Timeout's), which nothing cancels any more.
+func (e *Envelope[Req, Res]) workCtx(slab **workCtxSlab) *workCtx {
 	var closed *closeSignal
 	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {
 		closed = entry.closeSignalOf()
 	}
-	var wc *workCtx
-	c := e.root.call
-	if closed != nil || slab != nil {
-		wc = newWorkCtx(slab, ctx, closed)
+	if closed == nil && slab == nil {
+		return nil
+	}
+	return newWorkCtx(slab, e.Ctx, closed)
+}
+
+// callLeaf runs e's leaf work on the calling goroutine, with the work
+// context wc (nil: e's own context).
+func (e *Envelope[Req, Res]) callLeaf(wc *workCtx) (Res, error) {
+	l := e.leaf
+	e.leaf = nil
+	var ctx context.Context = e.Ctx
+	if wc != nil {
 		ctx = wc
-		if slab != nil {
-			c.leafCtx.Store(wc)
-			if c.gone.Load() { // delivered before it could see wc
-				wc.stopWork()
-			}
-		}
 	}
 	res, err := safeRun(l, ctx, e.Req)
 	if wc != nil {
-		if slab != nil {
-			c.leafCtx.Store(nil)
-		}
 		wc.release()
-		if err != nil && closed != nil && closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
+		if err != nil && wc.closed != nil && wc.closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
 			err = wc.Err() // the work stopped because it was abandoned
 		}
 	}
