@@ -22,21 +22,26 @@ type adapter[Req, Res any] struct {
 	reserveWhere string
 
 	mu      sync.Mutex
-	ready   []*troupe.Permit[Req, Res]     // won in the background, not yet spent; guarded by mu
-	claimed int                            // units of ready promised to a reserver; guarded by mu
-	waits   map[*mailbox.Waiter]*adaptWait // background reservations; guarded by mu
+	ready   []*troupe.Permit[Req, Res]    // won in the background, not yet spent; guarded by mu
+	claimed int                           // units of ready promised to a reserver; guarded by mu
+	waits   map[*mailbox.Waiter]adaptWait // background reservations; guarded by mu
+	seq     uint64                        // numbers the background reservations; guarded by mu
 }
 
 // adaptWait is one background reservation. A stage reuses its Waiter, so a
-// wait is known by this, not by the Waiter: a cancelled wait's goroutine
-// that returns after the next wait started must not take it for its own.
-type adaptWait struct{ cancel context.CancelFunc }
+// wait is known by its number, not by the Waiter: a cancelled wait's
+// goroutine that returns after the next wait started must not take it for
+// its own.
+type adaptWait struct {
+	cancel context.CancelFunc
+	n      uint64
+}
 
 // Adapt returns an Inner for svc. Each ReserveAsync that cannot be granted at
 // once starts one goroutine that calls svc.Reserve and ends when it returns
 // or the wait is cancelled.
 func Adapt[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
-	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]*adaptWait{}}
+	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]adaptWait{}}
 	a.reserveWhere = "Reserve of " + a.name() // named once: a wait costs no string
 	return a
 }
@@ -69,22 +74,26 @@ func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Wai
 	if a.claimLocked() {
 		return true, nil
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
-	aw := &adaptWait{cancel: cancel}
-	a.waits[w] = aw
-	go a.reserve(ctx, w, aw)
+	if rctx.Done() != nil {
+		rctx = context.WithoutCancel(rctx) // its values, not its end
+	}
+	ctx, cancel := context.WithCancel(rctx)
+	a.seq++
+	a.waits[w] = adaptWait{cancel: cancel, n: a.seq}
+	go a.reserve(ctx, w, a.seq)
 	return false, nil
 }
 
 // reserve runs the wrapped service's Reserve on a goroutine of its own. A
 // panic in it is that service's readiness error.
-func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter, aw *adaptWait) {
+func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter, n uint64) {
 	p, err := Guard1(a.reserveWhere, func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
 	if err == nil && p == nil {
 		err = fmt.Errorf("actors: Reserve of %s returned no permit and no error: %w", a.name(), troupe.ErrInvalidPermit)
 	}
 	a.mu.Lock()
-	mine := a.waits[w] == aw
+	aw, mine := a.waits[w]
+	mine = mine && aw.n == n
 	if mine {
 		delete(a.waits, w)
 	}
