@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/fallback"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
@@ -26,6 +27,7 @@ func TestAPI2_StageTypesOfferNoRuntimeMethod(t *testing.T) {
 	user := []string{"Reserve", "ReserveAndCall", "Close", "Name", "Stats"}
 	types := map[any][]string{ // each stage's own read-only accessors
 		&buffer.Buffer[int, int]{}:         nil,
+		&fallback.Fallback[int, int]{}:     {"Counts"},
 		&filter.Filter[int, int]{}:         nil,
 		&filter.AsyncFilter[int, int]{}:    {"Checking"},
 		&limit.Limit[int, int]{}:           {"Available"},

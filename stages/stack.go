@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/fallback"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
@@ -76,6 +77,13 @@ func (b Builder[Req, Res]) RateLimit(r ratelimit.Rate, opts ...ratelimit.Option)
 // Buffer adds a buffer of n slots (package buffer).
 func (b Builder[Req, Res]) Buffer(n int) Builder[Req, Res] {
 	return b.Layer(buffer.Layer[Req, Res](n))
+}
+
+// Fallback adds a fallback: a call that fails inside it is answered by fn
+// instead, a value computed from the request and the error, or the outcome
+// of an alternative service (fallback.To) (package fallback).
+func (b Builder[Req, Res]) Fallback(fn fallback.Func[Req, Res], opts ...fallback.Option) Builder[Req, Res] {
+	return b.Layer(fallback.Layer(fn, opts...))
 }
 
 // LoadShed adds a load shedder: a request the inner service cannot take at

@@ -1,0 +1,194 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// Func computes the outcome of a call that failed with err. It runs on the
+// caller's goroutine with the call's context.
+type Func[Req, Res any] func(ctx context.Context, req Req, err error) (Res, error)
+
+// To returns a Func that sends the failed call's request to alt, an
+// alternative service (a replica, a degraded mode), with troupe.Do.
+func To[Req, Res any](alt troupe.Service[Req, Res]) Func[Req, Res] {
+	if alt == nil {
+		return nil
+	}
+	return func(ctx context.Context, req Req, _ error) (Res, error) { return troupe.Do(ctx, alt, req) }
+}
+
+// ErrFailed is matched by the error of a call whose fallback failed too;
+// that error also wraps the fallback's error and the original one.
+var ErrFailed = errors.New("fallback: the fallback failed")
+
+// errNoFunc is New's error for a nil Func.
+var errNoFunc = fmt.Errorf("fallback: need a fallback function: %w", troupe.ErrBadConfig)
+
+// Option configures a Fallback. Options are plain values, safe for
+// concurrent use.
+type Option func(*options)
+
+type options struct {
+	capacity int
+	when     func(error) bool
+}
+
+// Capacity sets the stage's mailbox capacity. The default, 0, sets no limit
+// of its own: the stage admits what the stages outside it admit.
+func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
+
+// When sets which errors the fallback answers: those for which accept
+// returns true. By default every error does, unless the call's context has
+// ended (nobody waits for a fallback then). accept runs where the
+// error was produced, possibly a stage's actor: it must not block. It must
+// be safe for concurrent use.
+func When(accept func(error) bool) Option { return func(o *options) { o.when = accept } }
+
+// Counts are a fallback stage's counters: its Stats' Detail. A plain value.
+type Counts struct {
+	Taken  uint64 // calls answered by the fallback
+	Failed uint64 // of those, calls whose fallback failed too
+}
+
+// Fallback is a running fallback stage: a troupe.Service and a
+// troupe.Closer. It is safe for concurrent use.
+type Fallback[Req, Res any] struct {
+	stagekit.Handle[Req, Res]
+	b *behavior[Req, Res]
+}
+
+// Counts returns the stage's counters.
+func (f *Fallback[Req, Res]) Counts() Counts {
+	return Counts{Taken: f.b.taken.Load(), Failed: f.b.failed.Load()}
+}
+
+// New spawns a fallback stage over inner in host h (nil means the default
+// system) that answers inner's failures with fn. A nil fn or a bad capacity
+// is an error matching troupe.ErrBadConfig.
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Req, Res], opts ...Option) (*Fallback[Req, Res], error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if fn == nil {
+		return nil, errNoFunc
+	}
+	b := &behavior[Req, Res]{fn: fn, when: o.when, children: stagekit.NewPool[Req, Res]()}
+	b.runs.New = func() any { return &run[Req, Res]{b: b} }
+	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity}, inner, b)
+	if err != nil {
+		return nil, fmt.Errorf("fallback: %w", err)
+	}
+	f := &Fallback[Req, Res]{b: b}
+	f.Handle = stagekit.NewHandle(st, nil, func() any { return f.Counts() })
+	return f, nil
+}
+
+// Layer returns a layer that answers the failures of the service inside it
+// with fn.
+func Layer[Req, Res any](fn Func[Req, Res], opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, fn, opts...)
+	})
+}
+
+// behavior puts the stage's frame on each request and forwards it; the
+// frame's hook takes the failures. Its fields are set by New, then
+// read-only, but for the counters.
+type behavior[Req, Res any] struct {
+	stagekit.Passthrough[Req, Res]
+	fn       Func[Req, Res]
+	when     func(error) bool // nil: the default
+	children *sync.Pool       // envelopes the fallback runs with
+	runs     sync.Pool        // *run: one fallback in progress each
+	taken    atomic.Uint64
+	failed   atomic.Uint64
+}
+
+// Request puts the stage's frame on e and forwards it (actor).
+func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	if _, err := e.Push(b); err != nil {
+		s.Answer(e, err)
+		return
+	}
+	s.Forward(e)
+}
+
+// Complete is the hook of the stage's frames: the inner outcome. An error
+// the fallback takes is kept, and the fallback handed to the caller.
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if err == nil || e.Delivered() {
+		return res, err, false
+	}
+	accepted, perr := b.accepts(e, err)
+	if perr != nil {
+		return res, b.fail(perr, err), false
+	}
+	if !accepted {
+		return res, err, false
+	}
+	b.taken.Add(1)
+	r := b.runs.Get().(*run[Req, Res])
+	r.parent, r.pos, r.orig = e, f.Pos(), err
+	e.Ref() // until the fallback's outcome goes on
+	child := stagekit.NewChild(b.children, e, e.Ctx, e.Req, stagekit.Hook[Req, Res](r))
+	child.HandToCaller(r)
+	return res, err, true
+}
+
+// accepts runs When (or the default) under stagekit.Guard.
+func (b *behavior[Req, Res]) accepts(e *stagekit.Envelope[Req, Res], err error) (bool, error) {
+	if b.when == nil {
+		return e.Ctx.Err() == nil, nil // every error, unless the call's context ended
+	}
+	return stagekit.Guard1("fallback: When", func() (bool, error) { return b.when(err), nil })
+}
+
+// fail is the error of a call whose fallback failed with fbErr.
+func (b *behavior[Req, Res]) fail(fbErr, orig error) error {
+	b.failed.Add(1)
+	return fmt.Errorf("%w: %w (the original error: %w)", ErrFailed, fbErr, orig)
+}
+
+// run is one fallback in progress: the leaf the caller runs, and the hook
+// of the envelope it runs with, which takes its outcome on to the frames
+// outside the stage's.
+type run[Req, Res any] struct {
+	b      *behavior[Req, Res]
+	parent *stagekit.Envelope[Req, Res] // the failed call; referenced until done
+	pos    int                          // the stage's frame on parent
+	orig   error                        // the failure
+}
+
+// Name names the fallback in a *troupe.PanicError.
+func (r *run[Req, Res]) Name() string { return "fallback: Func" }
+
+// Call runs the fallback function (stagekit.Leaf), on the caller's goroutine.
+func (r *run[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
+	return r.b.fn(ctx, req, r.orig)
+}
+
+// Complete takes the fallback's outcome on to the parent's frames outside
+// the stage's.
+func (r *run[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	parent, pos, orig := r.parent, r.pos, r.orig
+	if err != nil {
+		if parent.Delivered() {
+			err = orig // nobody sees it: the caller no longer waits
+		} else {
+			err = r.b.fail(err, orig)
+		}
+	}
+	r.parent, r.orig = nil, nil
+	r.b.runs.Put(r)
+	parent.CompleteAt(pos-1, res, err)
+	parent.Unref()
+	return res, err, false
+}
