@@ -12,7 +12,9 @@ import (
 )
 
 // Func computes the outcome of a call that failed with err. It runs on the
-// caller's goroutine with the call's context.
+// caller's goroutine with the call's context. req is the request as the
+// stages inside the fallback left it: a Filter inside that rewrites
+// requests hands it the rewritten one.
 type Func[Req, Res any] func(ctx context.Context, req Req, err error) (Res, error)
 
 // To returns a Func that sends the failed call's request to alt, an
