@@ -1,0 +1,77 @@
+package stagekit
+
+// handle processes a request or a control message (actor goroutine).
+func (s *Stage[Req, Res]) handle(msg any) {
+	switch m := msg.(type) {
+	case *Envelope[Req, Res]:
+		s.onRequest(m)
+	case *grantMsg[Req, Res]:
+		s.onGrant(m)
+	case *parkedCtxDone:
+		s.onParkedCtxDone()
+	case *closeMsg:
+		s.onClose(m)
+	case recheckMsg: // the caller runs maybeStop
+	default:
+		s.beh.Control(s, m)
+	}
+}
+
+// onRequest handles a request taken from the mailbox.
+func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
+	if s.hold {
+		if _, err := e.Push(s); err != nil {
+			s.mb.Free()
+			var zero Res
+			e.Answer(zero, err)
+			return
+		}
+	}
+	if s.closing == aborting {
+		s.Answer(e, s.closeErr)
+		return
+	}
+	if err := e.Ctx.Err(); err != nil {
+		s.Answer(e, err) // its caller gave up while it was queued
+		return
+	}
+	s.beh.Request(s, e)
+	if s.kept != nil {
+		s.kept = nil
+	}
+}
+
+// Keep tells the stage that its behavior keeps e, the request its Request
+// is handling now (actor goroutine only): should the stage fail before
+// Request returns (an inner service's readiness panics), the behavior's
+// Fail answers e, not the stage. A behavior that keeps a request and then
+// calls the inner service in the same Request must call it first;
+// otherwise e would be answered twice.
+func (s *Stage[Req, Res]) Keep(e *Envelope[Req, Res]) { s.kept = e }
+
+// Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
+// delivered, so the slot is free, unless leaf work still runs for the same
+// caller (an outcome forced past it, see runLeaf and Envelope.Detach): then
+// it is freed when that work ends.
+func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if !e.root.call.keepSlot(s.mb) {
+		s.mb.Free()
+	}
+	return res, err, false
+}
+
+// Answer ends the path of a request the stage holds with an error, freeing
+// its slot (the behavior's request is not handed on).
+func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
+	var zero Res
+	s.Respond(e, zero, err)
+}
+
+// Respond ends the path of a request the stage holds with an outcome,
+// freeing its slot.
+func (s *Stage[Req, Res]) Respond(e *Envelope[Req, Res], res Res, err error) {
+	if !s.hold {
+		s.mb.Free()
+	}
+	e.Answer(res, err)
+}
