@@ -78,7 +78,7 @@ const (
 )
 
 var (
-	flagN      = flag.Int("statemachine.n", 0, "number of random sequences (0: 150, or 40 with -short); -rapid.checks wins when given")
+	flagN      = flag.Int("statemachine.n", 0, "number of random sequences (0: 50, or 40 with -short); -rapid.checks wins when given")
 	flagMargin = flag.Duration("statemachine.margin", 2*time.Second, "how long an operation may outlive its bound before it counts as a hang")
 )
 
@@ -90,7 +90,7 @@ func checks() int {
 	case testing.Short():
 		return 40
 	}
-	return 150 // about 15 s under -race on two cores: 1,000 take about 100 s
+	return 50 // about 5 s under -race on two cores: 1,000 take about 100 s
 }
 
 // machine is the state of one sequence: the stack, the permits the test
