@@ -102,7 +102,7 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	wc := c.leafCtx
 	c.unlockPoke(c.pokeLocked())
 	if wc != nil {
-		wc.stopWork()
+		wc.stopWork(err)
 	}
 	return res, err, false
 }

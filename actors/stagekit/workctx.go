@@ -2,6 +2,7 @@ package stagekit
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,14 +13,16 @@ import (
 // Close's own context ends before the call finished (the call is abandoned:
 // its work is told to stop, and its Err is that stage's *troupe.ClosedError),
 // and, for work the caller runs itself, when the call's outcome is delivered
-// while the work runs (stopWork; its Err is then context.Canceled).
+// while the work runs (stopWork; its Err is then context.DeadlineExceeded if
+// that outcome is a deadline's, a Timeout's, and context.Canceled
+// otherwise).
 // It is 40 bytes and costs no goroutine; the channel and the links to the
 // cancellations (workWatch) are made only if the work asks for Done.
 type workCtx struct {
 	context.Context                           // the caller's context (or a stage's below it)
 	closed          *closeSignal              // the entry stage's abandon signal, or nil; never changed
 	watch           atomic.Pointer[workWatch] // made by the first Done
-	stopped         atomic.Bool               // the call's outcome came while the work ran (stopWork)
+	stopped         atomic.Int32              // the call's outcome came while the work ran (stopWork): stopCanceled or stopDeadline
 }
 
 // closeSignal is a stage's abandon signal: its context is cancelled, with
@@ -42,6 +45,12 @@ type workWatch struct {
 	stops  [2]func() bool // unlink from the two cancellations; guarded by mu
 	closes bool           // done was closed; guarded by mu
 }
+
+// Why a work context was stopped (workCtx.stopped).
+const (
+	stopCanceled = 1 + iota
+	stopDeadline
+)
 
 // workCtxSlab hands out work contexts 64 at a time: one allocation for 64
 // calls. A handed-out context is never reused (work may keep its context
@@ -86,16 +95,23 @@ func (c *workCtx) Err() error {
 	if c.closed != nil && c.closed.ctx.Err() != nil {
 		return context.Cause(c.closed.ctx)
 	}
-	if c.stopped.Load() {
+	switch c.stopped.Load() {
+	case stopCanceled:
 		return context.Canceled
+	case stopDeadline:
+		return context.DeadlineExceeded
 	}
 	return nil
 }
 
 // stopWork cancels the context: its call has its outcome, and nobody waits
 // for the work any more. Safe from any goroutine.
-func (c *workCtx) stopWork() {
-	c.stopped.Store(true)
+func (c *workCtx) stopWork(outcome error) {
+	why := int32(stopCanceled)
+	if outcome != nil && errors.Is(outcome, context.DeadlineExceeded) {
+		why = stopDeadline // a timeout: the work sees its deadline, as the Timeout's own context says right after
+	}
+	c.stopped.CompareAndSwap(0, why)
 	if w := c.watch.Load(); w != nil {
 		w.cancel()
 	}
