@@ -83,7 +83,6 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 		return nil, errNoFunc
 	}
 	b := &behavior[Req, Res]{fn: fn, when: o.when, children: stagekit.NewPool[Req, Res]()}
-	b.runs.New = func() any { return &run[Req, Res]{b: b} }
 	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("fallback: %w", err)
@@ -109,7 +108,6 @@ type behavior[Req, Res any] struct {
 	fn       Func[Req, Res]
 	when     func(error) bool // nil: the default
 	children *sync.Pool       // envelopes the fallback runs with
-	runs     sync.Pool        // *run: one fallback in progress each
 	taken    atomic.Uint64
 	failed   atomic.Uint64
 }
@@ -137,11 +135,9 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		return res, err, false
 	}
 	b.taken.Add(1)
-	r := b.runs.Get().(*run[Req, Res])
-	r.parent, r.pos, r.orig = e, f.Pos(), err
-	e.Ref() // until the fallback's outcome goes on
-	child := stagekit.NewChild(b.children, e, e.Ctx, e.Req, stagekit.Hook[Req, Res](r))
-	child.HandToCaller(r)
+	r := &run[Req, Res]{b: b, parent: e, pos: f.Pos(), orig: err} // failures only: not pooled
+	e.Ref()                                                       // until the fallback's outcome goes on
+	stagekit.NewChild(b.children, e, e.Ctx, e.Req, r).HandToCaller(r)
 	return res, err, true
 }
 
@@ -180,17 +176,14 @@ func (r *run[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 // Complete takes the fallback's outcome on to the parent's frames outside
 // the stage's.
 func (r *run[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	parent, pos, orig := r.parent, r.pos, r.orig
 	if err != nil {
-		if parent.Delivered() {
-			err = orig // nobody sees it: the caller no longer waits
+		if r.parent.Delivered() {
+			err = r.orig // nobody sees it: the caller no longer waits
 		} else {
-			err = r.b.fail(err, orig)
+			err = r.b.fail(err, r.orig)
 		}
 	}
-	r.parent, r.orig = nil, nil
-	r.b.runs.Put(r)
-	parent.CompleteAt(pos-1, res, err)
-	parent.Unref()
+	r.parent.CompleteAt(r.pos-1, res, err)
+	r.parent.Unref()
 	return res, err, false
 }
