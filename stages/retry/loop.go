@@ -182,12 +182,16 @@ func (b *behavior[Req, Res, T, P]) popUnit() *session[Req, Res, T, P] {
 
 // broken ends ss with the inner service's readiness error itself, without
 // asking the policy, and closes the stage: the inner service is broken.
+// The stage closes first, so that a caller who hears err and reserves again
+// is refused (Fail answers ss with err itself, not with the closed error).
 func (b *behavior[Req, Res, T, P]) broken(ss *session[Req, Res, T, P], err error) {
-	if ss != nil {
+	b.breaking, b.breakErr = ss, err
+	b.st.Break(err)
+	b.breaking, b.breakErr = nil, nil
+	if ss != nil { // the stage was closed already: Fail did not run
 		var zero Res
 		ss.finish(zero, err)
 	}
-	b.st.Break(err)
 }
 
 // cancel ends a session whose context ended while it waited, or waited for

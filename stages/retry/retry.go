@@ -118,6 +118,9 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	waits    dheap.Heap[*session[Req, Res, T, P]] // actor; sessions waiting for a time, by its end
 	needUnit []*session[Req, Res, T, P]           // actor; sessions waiting for an inner unit, first in line first
 	waiting  bool                                 // actor; b.waiter is in the inner service's line
+
+	breaking *session[Req, Res, T, P] // actor; while broken closes the stage, the session answered with breakErr
+	breakErr error                    // actor
 }
 
 func (b *behavior[Req, Res, T, P]) count() int {
@@ -185,7 +188,11 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 			return
 		}
 		var zero Res
-		ss.finish(zero, err)
+		if ss == b.breaking {
+			ss.finish(zero, b.breakErr)
+		} else {
+			ss.finish(zero, err)
+		}
 	}
 }
 
