@@ -3,6 +3,7 @@ package retry_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -54,4 +57,61 @@ func TestCORE7_ACallerWhoHeardTheInnerServiceBreakIsRefusedAtOnce(t *testing.T) 
 			}
 		}
 	})
+}
+
+// Regression: a stage stopped while the inner service's grant of a unit was
+// on its way to it dropped the grant, and the unit was lost for good (a
+// limit below it held a slot nobody would free). The inner service here
+// grants the waiting unit just as the stopping stage takes its wait back,
+// so the grant is always on its way when the stage stops.
+//
+// spec: HR2, RT3
+func TestHR2_AUnitGrantedToAStageThatStopsIsGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		ctx := context.Background()
+		mock, h := troupetest.NewMock[int, int]()
+		late := &grantsLate{Mock: mock, grant: func() { h.Allow(1) }}
+		policy := retry.Attempts[int, int]{Max: 1, Retryable: func(int, error) bool { return true }}
+		svc, err := retry.New(sys, late, policy)
+		require.NoError(t, err)
+		h.Allow(1)
+		fut := troupetest.Go(ctx, svc, 1)
+		h.Next(ctx).Fail(errors.New("boom"))
+		synctest.Wait()
+		require.Equal(t, 1, h.Waiting(), "the session waits for the inner service to retry")
+		late.armed.Store(true)
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_ = svc.Close(done) // stops at once: the session's wait is taken back
+		assert.ErrorIs(t, (<-fut).Err, troupe.ErrClosed)
+		synctest.Wait()
+		assert.False(t, late.armed.Load(), "the unit was granted as the wait was taken back")
+		assert.Equal(t, int64(1), h.Calls(), "the retry never reached the mock")
+		assert.Equal(t, 1, h.Allowed(), "the unit granted too late came back")
+	})
+}
+
+// grantsLate is a mock whose Inner side, once armed, grants the unit its
+// line's first waiter waits for right as the stage takes that wait back.
+type grantsLate struct {
+	*troupetest.Mock[int, int]
+	grant func()
+	armed atomic.Bool
+}
+
+func (g *grantsLate) ActorsInner() stagekit.Inner[int, int] {
+	return lateInner{g.Mock.ActorsInner(), g}
+}
+
+type lateInner struct {
+	stagekit.Inner[int, int]
+	g *grantsLate
+}
+
+func (l lateInner) CancelWait(w *mailbox.Waiter) bool {
+	if l.g.armed.CompareAndSwap(true, false) {
+		l.g.grant()
+	}
+	return l.Inner.CancelWait(w)
 }

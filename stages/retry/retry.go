@@ -196,6 +196,12 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 	}
 }
 
-// Dropped ignores the stage's own messages once it has stopped: Fail ended
-// every session first.
-func (b *behavior[Req, Res, T, P]) Dropped(any, error) {}
+// Dropped handles the stage's own messages once it has stopped: Fail ended
+// every session first, so only a unit the inner service granted too late
+// matters, and it is given back (the inner service never changes, so
+// reading it off the actor is safe).
+func (b *behavior[Req, Res, T, P]) Dropped(msg any, _ error) {
+	if g, ok := msg.(*grantMsg); ok && g.err == nil {
+		b.st.Inner().Unreserve()
+	}
+}
