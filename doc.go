@@ -6,8 +6,8 @@
 // A call is only possible through a Permit: Service has no call method, so
 // calling without readiness cannot be written. A Permit is used
 // at most once; a second Call, or a Call after Release, returns
-// [ErrPermitUsed] (CORE3). A Permit dropped without Call or Release is
-// reclaimed by the garbage collector and its capacity given back (CORE4, see
+// [ErrPermitUsed]. A Permit dropped without Call or Release is
+// reclaimed by the garbage collector and its capacity given back (see
 // [PermitSource]).
 //
 // The stages themselves (timeout, retry, rate limit, ...) live in packages

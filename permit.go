@@ -16,7 +16,7 @@ import (
 //
 // A Permit dropped without Call or Release does not leak capacity forever:
 // once the garbage collector finds it unreachable, the capacity is released
-// and the mistake is logged (see [PermitSource]; CORE4).
+// and the mistake is logged (see [PermitSource]).
 //
 // Permits are issued by services through a PermitSource; the zero Permit is
 // invalid. A Permit is safe for concurrent use: concurrent Calls race and
@@ -37,7 +37,7 @@ func (p *Permit[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	return r.Call(ctx, req)
 }
 
-// Release gives the permit's capacity back at once, unused (CORE4). It
+// Release gives the permit's capacity back at once, unused. It
 // returns ErrPermitUsed when the permit was already used or released.
 func (p *Permit[Req, Res]) Release() error {
 	r, err := p.take()

@@ -8,10 +8,10 @@ import "context"
 //
 // Reserve honours ctx: when ctx is done before capacity is available it
 // returns ctx's error and holds nothing. A Reserve error other
-// than a context error means the service is broken: stop using it (CORE7).
+// than a context error means the service is broken: stop using it.
 //
 // Copying a Service value (or the handle behind it) copies no reservation:
-// permits are separate values (CORE5). Implementations must be safe for
+// permits are separate values. Implementations must be safe for
 // concurrent use.
 type Service[Req, Res any] interface {
 	Reserve(ctx context.Context) (*Permit[Req, Res], error)

@@ -54,10 +54,14 @@ type capacity struct {
 }
 
 // take reserves one slot if one is free and admission is open.
-func (c *capacity) take() bool {
+func (c *capacity) take() bool { return c.takeWithin(c.size) }
+
+// takeWithin reserves one slot if fewer than limit are used and admission
+// is open.
+func (c *capacity) takeWithin(limit int32) bool {
 	for {
 		u := c.used.Load()
-		if u >= c.size || c.blocked.Load() || c.closed.Load() {
+		if u >= limit || c.blocked.Load() || c.closed.Load() {
 			return false
 		}
 		if c.used.CompareAndSwap(u, u+1) {
@@ -79,6 +83,21 @@ func (m *Mailbox) TryReserve() (bool, error) {
 		return false, nil
 	}
 	return c.take(), nil
+}
+
+// TryReserveWithin is TryReserve counting only the first n slots: it
+// reserves one only while fewer than n are used, keeping the others for
+// callers that may use them all (a load shedder keeps slots for its higher
+// priorities this way). An n above the capacity counts as the capacity.
+func (m *Mailbox) TryReserveWithin(n int) (bool, error) {
+	c := &m.cap
+	if c.closed.Load() {
+		return false, m.closeError()
+	}
+	if c.nwait.Load() > 0 {
+		return false, nil
+	}
+	return c.takeWithin(int32(min(n, int(c.size)))), nil
 }
 
 // Reserve waits for one slot. When ctx is done first it returns ctx's error

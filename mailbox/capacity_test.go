@@ -1,6 +1,7 @@
 package mailbox_test
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"testing"
@@ -62,4 +63,31 @@ func newCost(t *testing.T, size int) int64 {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)
 	return int64(after.TotalAlloc-before.TotalAlloc) / n
+}
+
+// spec: PS1 — TryReserveWithin counts only the first n slots.
+func TestPS1_TryReserveWithinKeepsTheOtherSlots(t *testing.T) {
+	mb, err := mailbox.New(4)
+	require.NoError(t, err)
+	for i := range 2 {
+		ok, err := mb.TryReserveWithin(2)
+		require.NoError(t, err)
+		require.True(t, ok, "slot %d of the first 2", i+1)
+	}
+	ok, err := mb.TryReserveWithin(2)
+	require.NoError(t, err)
+	assert.False(t, ok, "the first 2 are used: the others are kept")
+	ok, _ = mb.TryReserveWithin(0)
+	assert.False(t, ok, "a limit of 0 takes nothing")
+	ok, _ = mb.TryReserveWithin(100)
+	assert.True(t, ok, "a limit above the capacity is the capacity")
+	ok, _ = mb.TryReserve()
+	assert.True(t, ok, "the 4th slot")
+	ok, _ = mb.TryReserveWithin(100)
+	assert.False(t, ok, "full")
+	assert.Equal(t, 4, mb.Stats().Used)
+	closed := errors.New("closed")
+	mb.Close(closed)
+	_, err = mb.TryReserveWithin(4)
+	assert.ErrorIs(t, err, closed)
 }

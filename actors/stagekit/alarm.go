@@ -8,7 +8,7 @@ import (
 // Alarm is a stage's one timer, reused for every deadline it watches (no
 // timer per request): when the time it is set to passes, it posts
 // its message to the stage as a control message, so the stage handles the
-// event on its own goroutine, even while it takes no requests (ACT4).
+// event on its own goroutine, even while it takes no requests.
 //
 // An Alarm is safe for concurrent use. A stale firing (the alarm was set
 // again meanwhile) still posts the message: handlers look at the time and
@@ -62,7 +62,7 @@ func (a *Alarm) Stop() {
 // PauseRequests stops (true) or resumes (false) the stage's intake of
 // requests from its mailbox; control messages keep flowing. A behavior that
 // keeps a request until some event (a rate limiter waiting for its window)
-// pauses meanwhile, so that work waits in the bounded mailbox (ACT3).
+// pauses meanwhile, so that work waits in the bounded mailbox.
 // The stage also pauses by itself while it parks a request for its inner
 // service; it takes requests only when neither holds. Actor goroutine only.
 func (s *Stage[Req, Res]) PauseRequests(p bool) {

@@ -12,7 +12,7 @@ import (
 // the stage parks e, keeping its slot, and takes no further requests until
 // the inner service grants a unit, which arrives as a control message; the
 // response path keeps flowing meanwhile. An inner
-// readiness error breaks the stage (CORE7): e and everything queued get a
+// readiness error breaks the stage: e and everything queued get a
 // *troupe.ClosedError wrapping it.
 //
 // While a request is parked, a behavior may forward more (a rate limiter
@@ -171,7 +171,7 @@ func (s *Stage[Req, Res]) dropParked(err error) {
 }
 
 // innerBroken answers e and closes the stage for good: the inner service
-// reported a readiness error, so nothing sent to it can succeed (CORE7, B4).
+// reported a readiness error, so nothing sent to it can succeed.
 func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 	cerr := s.closedError(err)
 	s.mb.Close(cerr) // first: the slot e frees must not go to a new caller
@@ -180,7 +180,7 @@ func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 }
 
 // Break closes the stage for good because its inner service reported the
-// readiness error err (CORE7): everything the stage holds or queues, and
+// readiness error err: everything the stage holds or queues, and
 // every later reservation, gets a *troupe.ClosedError wrapping err. For
 // behaviors that reserve on the inner service themselves (Retry). Actor
 // goroutine only.

@@ -12,7 +12,7 @@ import (
 // for it (troupe.Service). It honours ctx; once the stage is
 // closed it returns a *troupe.ClosedError.
 //
-// A Stage has no call method: only the permit can call (CORE2). Its two
+// A Stage has no call method: only the permit can call. Its two
 // other sides, the permit's reservation and the Inner protocol the stage
 // outside it uses, are separate views of the same memory, so that neither
 // can be misused through the handle.

@@ -80,7 +80,7 @@ type checkMsg[Req, Res any] struct {
 	claimed atomic.Bool
 }
 
-// Request starts the check of a request (F2).
+// Request starts the check of a request.
 func (b *asyncBehavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	m := &checkMsg[Req, Res]{Context: e.Ctx, b: b, s: s, e: e, cancel: cancel}
@@ -119,7 +119,7 @@ func (b *asyncBehavior[Req, Res]) claim(m *checkMsg[Req, Res]) bool {
 }
 
 // Control acts on a check's result: the request is answered, or forwarded,
-// rewritten (F3). A result that comes after Fail answered the request is
+// rewritten. A result that comes after Fail answered the request is
 // ignored.
 func (b *asyncBehavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	m, ok := msg.(*checkMsg[Req, Res])

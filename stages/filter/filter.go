@@ -67,7 +67,7 @@ type syncBehavior[Req, Res any] struct {
 	pred func(Req) (Req, error) // never changed
 }
 
-// Request checks e and forwards it, rewritten, or answers it (F1, F3).
+// Request checks e and forwards it, rewritten, or answers it.
 func (b *syncBehavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	req, err := runPredicate(b.pred, e.Req)
 	if err != nil {

@@ -3,18 +3,18 @@
 //
 //   - The stage's mailbox has N slots and they are its semaphore: reserving
 //     takes one before the inner service is asked anything; with none free,
-//     reserving waits, honouring its context (C1).
+//     reserving waits, honouring its context.
 //   - The slot is held for as long as the response: it comes back when the
 //     call's outcome is delivered, or when the call is abandoned, wherever the
-//     request is when its caller gives up (C2).
-//   - A copy of the stage's handle shares the semaphore but holds no permit
-//     (C3): permits are separate values.
+//     request is when its caller gives up.
+//   - A copy of the stage's handle shares the semaphore but holds no permit:
+//     permits are separate values.
 //   - With Retry outside the limit, each attempt takes its own permit and the
 //     permit is free during the backoff wait; with the limit outside Retry,
-//     the whole session holds one permit (C4).
+//     the whole session holds one permit.
 //
 // Unlike tower, whose ConcurrencyLimit panics when called without
-// readiness, calling without a permit cannot be written here (CORE2).
+// readiness, calling without a permit cannot be written here.
 //
 // A Limit is safe for concurrent use.
 package limit

@@ -4,13 +4,13 @@
 //
 // # The readiness path
 //
-// Reserve never waits (LS1). It tries to take a slot in the stage's own
+// Reserve never waits. It tries to take a slot in the stage's own
 // small mailbox (capacity 1 unless configured): when one is free the permit
 // is an ordinary one; when none is, the permit is an "overloaded" permit.
 // A context that is already done still returns its error, and once the stage
 // is closed Reserve returns the close error: a *troupe.ClosedError, which
 // wraps the inner service's readiness error when that is what closed it (the
-// stage closes itself when its inner service reports one, CORE7). Inner
+// stage closes itself when its inner service reports one). Inner
 // readiness errors therefore still pass up.
 //
 // The mailbox is the stage's record of the inner service's readiness. The
@@ -32,7 +32,7 @@
 // # The response path
 //
 // A call made with an overloaded permit returns ErrOverloaded at once and
-// never touches the inner service (LS2). A call made with an ordinary permit
+// never touches the inner service. A call made with an ordinary permit
 // is handed on as usual; the stage does not watch its outcome.
 //
 // # As the inner service of another stage
@@ -42,9 +42,9 @@
 // ready without taking a slot, and its Send takes a slot without waiting or
 // answers the request with ErrOverloaded. The outer stage therefore never
 // waits for a LoadShed. Once the LoadShed is closed, its TryReserve returns
-// the close error, so the outer stage closes too (CORE7).
+// the close error, so the outer stage closes too.
 //
-// # Placement (LS3)
+// # Placement
 //
 // LoadShed sheds only when something beneath it reports not-ready: put it
 // outside the stages that say "not now" (ConcurrencyLimit, RateLimit,
@@ -55,6 +55,25 @@
 // the service below is busy. An ErrOverloaded outcome is an ordinary error
 // to the stages outside: a Retry outside LoadShed sees it and its policy
 // decides.
+//
+// # Priorities
+//
+// Requests may carry a priority in their context (WithPriority; Normal
+// when they carry none). By default every priority may use every slot. With
+// KeepFor, some slots are kept for the higher priorities: as the service
+// below falls behind and the slots fill, the lowest priorities find none
+// left first and are shed, while higher ones still get in:
+//
+//	shed, err := loadshed.New(sys, inner,
+//		loadshed.Capacity(10),
+//		loadshed.KeepFor(loadshed.High, 3),     // High and Critical only
+//		loadshed.KeepFor(loadshed.Critical, 2)) // Critical only
+//	ctx = loadshed.WithPriority(ctx, loadshed.High)
+//
+// Low and Normal requests then fill at most 5 slots, High ones 8, Critical
+// ones all 10. A request's priority is looked up in its context when it
+// takes its slot: the context given to Reserve, or the request's own when a
+// stage outside sends it in. Without KeepFor the stage never looks.
 //
 // A LoadShed is safe for concurrent use.
 package loadshed

@@ -15,7 +15,7 @@ import (
 type shedInner[Req, Res any] LoadShed[Req, Res]
 
 // TryReserve reports ready without taking a slot; once the stage is closed
-// it returns the close error, so the outer stage stops using it (CORE7).
+// it returns the close error, so the outer stage stops using it.
 func (l *shedInner[Req, Res]) TryReserve() (bool, error) {
 	if l.st.Mailbox().Closed() {
 		return false, l.st.Mailbox().CloseErr()
@@ -33,10 +33,11 @@ func (l *shedInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
 func (l *shedInner[Req, Res]) Unreserve() {}
 
 // Send takes a slot in the stage without waiting and sends e into it, or,
-// when the stage is full, answers e with ErrOverloaded at once (LS2); once
+// when the stage is full (for e's priority), answers e with ErrOverloaded
+// at once; once
 // the stage is closed, e is answered with the close error.
 func (l *shedInner[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
-	ok, err := l.st.Mailbox().TryReserve()
+	ok, err := (*LoadShed[Req, Res])(l).tryReserve(e.Ctx)
 	if ok {
 		l.st.ActorsInner().Send(e)
 		return

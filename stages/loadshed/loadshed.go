@@ -17,35 +17,47 @@ const DefaultCapacity = 1
 // outside it. It is safe for concurrent use.
 type LoadShed[Req, Res any] struct {
 	stagekit.Handle[Req, Res]
-	st   *stagekit.Stage[Req, Res]
-	shed troupe.PermitSource[Req, Res] // overloaded permits: no slot
+	st       *stagekit.Stage[Req, Res]
+	shed     troupe.PermitSource[Req, Res] // overloaded permits: no slot
+	levels   levels                        // slot limits by priority; nil: none; read-only
+	capacity int                           // read-only
 }
 
 // Option configures a LoadShed.
 //
 // Options are plain values, safe for concurrent use.
-type Option func(*stagekit.Config)
+type Option func(*options)
+
+type options struct {
+	cfg  stagekit.Config
+	keep []kept
+}
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): how
 // many requests may wait in the stage for the inner service's readiness
 // before calls are shed.
-func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n } }
+func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
 // New spawns a load-shedding stage over inner, in host h (nil means the
 // default system).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*LoadShed[Req, Res], error) {
-	cfg := stagekit.Config{Name: "loadshed", Capacity: DefaultCapacity}
-	for _, o := range opts {
-		o(&cfg)
+	o := options{cfg: stagekit.Config{Name: "loadshed", Capacity: DefaultCapacity}}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
+	capacity, err := stagekit.CheckCapacity(o.cfg.Capacity)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
-	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})
+	lv, err := newLevels(o.keep, capacity)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stagekit.Spawn(h, o.cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("loadshed: %w", err)
 	}
-	l := &LoadShed[Req, Res]{st: st}
+	l := &LoadShed[Req, Res]{st: st, levels: lv, capacity: capacity}
 	l.Handle = stagekit.NewHandle(st, (*shedInner[Req, Res])(l), nil)
 	return l, nil
 }
@@ -58,8 +70,10 @@ func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
 }
 
 // Reserve returns a permit at once, never waiting: an ordinary
-// permit when the stage has a free slot, otherwise one whose Call returns
-// ErrOverloaded without touching the inner service (LS2). It returns ctx's
+// permit when the stage has a free slot (one the priority ctx carries may
+// use, see KeepFor), otherwise one whose Call returns ErrOverloaded without
+// touching the inner service. The priority is ctx's, not the one of the
+// context the permit is called with. It returns ctx's
 // error when ctx is already done, and the close error (a
 // *troupe.ClosedError, wrapping the inner service's readiness error when
 // that closed the stage) once the stage is closed; both hold nothing.
@@ -67,7 +81,7 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ok, err := l.st.Mailbox().TryReserve()
+	ok, err := l.tryReserve(ctx)
 	switch {
 	case err != nil:
 		return nil, err
@@ -82,7 +96,7 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 // full: it holds nothing.
 type overloaded[Req, Res any] struct{}
 
-// Call sheds the request (LS2).
+// Call sheds the request.
 func (overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
 	var zero Res
 	return zero, ErrOverloaded
@@ -101,4 +115,13 @@ func (l *LoadShed[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, 
 		return zero, err
 	}
 	return p.Call(ctx, req)
+}
+
+// tryReserve takes a slot the priority ctx carries may use, without
+// waiting; without priorities, any free slot.
+func (l *LoadShed[Req, Res]) tryReserve(ctx context.Context) (bool, error) {
+	if l.levels == nil {
+		return l.st.Mailbox().TryReserve()
+	}
+	return l.st.Mailbox().TryReserveWithin(l.levels.limit(ctx, l.capacity))
 }

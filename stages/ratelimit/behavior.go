@@ -69,7 +69,7 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 }
 
 // spend takes one unit at now and reports whether it got one. When no unit
-// is left after it (the call that spent the last unit still goes, RL2), or
+// is left after it (the call that spent the last unit still goes), or
 // there was none, the stage goes Limited until the next unit comes.
 func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) bool {
 	b.mu.Lock()

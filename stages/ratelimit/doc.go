@@ -2,10 +2,10 @@
 // requests per period Per reach the service inside it.
 //
 // A Rate is Num requests per Per, both greater than zero; anything else is
-// an error at construction matching actors.ErrBadConfig, never a panic (RL1).
+// an error at construction matching actors.ErrBadConfig, never a panic.
 //
 // On the readiness path, the default mode is tower's fixed window, one per
-// stage (RL2):
+// stage:
 //
 //   - A call spends one unit when the stage's actor takes the request from
 //     its mailbox; it is then forwarded. The call that spends the last unit
@@ -18,14 +18,15 @@
 //     alarm opens a new window of Num, admission and intake resume, and the
 //     queued requests go first, in order.
 //   - A call taken when the current window has passed opens a fresh window
-//     starting at that call (RL3): sporadic traffic is never limited wrongly.
-//   - Improvement over tower (RL4): after a Limited window, the new window
+//     starting at that call: sporadic traffic is never limited wrongly.
+//   - Improvement over tower: after a Limited window, the new window
 //     starts at the old window's end, not when the alarm handler happens to
 //     run, so scheduling delay does not lose rate. If that end is a whole
 //     period or more in the past, the chained window is over already and the
-//     new one starts at the time the limiter notices, as in RL3.
+//     new one starts at the time the limiter notices, as after a quiet
+//     spell.
 //
-// The smooth mode (Smooth(burst), RL4) replaces the window with GCRA, a
+// The smooth mode (Smooth(burst)) replaces the window with GCRA, a
 // token bucket kept as one time: calls go one interval (Per/Num, rounded up
 // to the nanosecond) apart, and burst of them may go at once after a quiet
 // spell. With burst 1, any span of Per holds at most Num calls. A call
@@ -33,8 +34,8 @@
 // in the fixed window.
 //
 // The stage uses one timer, its actors.Alarm, made at construction and reset
-// for every window or interval: never a timer per window or per request
-// (RL5). The arithmetic is in functions that take the time as an argument
+// for every window or interval: never a timer per window or per request.
+// The arithmetic is in functions that take the time as an argument
 // and never read the clock.
 //
 // On the response path the stage does nothing: outcomes pass it by.

@@ -41,9 +41,9 @@ func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = tru
 
 // New spawns a stage that lets at most r.Num requests per r.Per through to
 // inner, in host h (nil means the default system). By default the limit is
-// a fixed window, tower's semantics (RL2-RL4a); see Smooth for the other
+// a fixed window, tower's semantics; see Smooth for the other
 // mode. A bad rate, burst or capacity is an error matching
-// troupe.ErrBadConfig (RL1).
+// troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, opts ...Option) (*RateLimit[Req, Res], error) {
 	lim, cfg, err := build(r, opts)
 	if err != nil {

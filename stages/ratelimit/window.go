@@ -19,10 +19,10 @@ func (w *window) end() time.Time { return w.start.Add(w.per) }
 // roll opens the window that holds now, if the current one is over
 // (now >= end). The new window starts:
 //   - after a window with units left, at now, as in tower: a call made long
-//     after the last one opens a fresh window (RL3);
+//     after the last one opens a fresh window;
 //   - after a Limited window, at the old window's end, however late the
-//     limiter noticed: scheduling delay is not lost from the rate (RL4a,
-//     where tower starts at the moment the waiter wakes). When that end is a
+//     limiter noticed: scheduling delay is not lost from the rate
+//     (tower starts at the moment the waiter wakes). When that end is a
 //     period or more before now, the chained window would be over already:
 //     the new one starts at now, as in the first case.
 func (w *window) roll(now time.Time) {
@@ -39,7 +39,7 @@ func (w *window) roll(now time.Time) {
 
 // take spends one unit at now, opening a new window first when the current
 // one is over. The call that spends the last unit gets it and leaves the
-// window Limited (RL2); while Limited, take reports false and spends nothing.
+// window Limited; while Limited, take reports false and spends nothing.
 func (w *window) take(now time.Time) bool {
 	w.roll(now)
 	if w.rem == 0 {
@@ -57,7 +57,7 @@ func (w *window) limitedUntil(now time.Time) (time.Time, bool) {
 
 // wake opens the next window when a Limited one is over (the alarm set for
 // its end fired). A window with units left is not rolled here: the next
-// call opens a fresh one at its own time (RL3).
+// call opens a fresh one at its own time.
 func (w *window) wake(now time.Time) {
 	if w.rem == 0 {
 		w.roll(now)

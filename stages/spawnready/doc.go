@@ -16,10 +16,10 @@
 // spawned task's JoinHandle. The caller's goroutine never runs the inner
 // service's Reserve, and the stage's actor never blocks on it.
 //
-// An inner readiness error breaks the stage (CORE7): every waiting and later
+// An inner readiness error breaks the stage: every waiting and later
 // caller gets a *troupe.ClosedError wrapping it. When the waiting request's
 // caller gives up, or the stage closes, the background wait's context is
-// cancelled: the inner service's Reserve must honour its context (CORE1),
+// cancelled: the inner service's Reserve must honour its context,
 // or its goroutine outlives the wait.
 //
 // # The response path
