@@ -7,8 +7,11 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/buffer"
+	"github.com/troupe-go/troupe/stages/fallback"
 	"github.com/troupe-go/troupe/stages/filter"
+	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/ratelimit"
@@ -58,6 +61,18 @@ var singleStages = []oneStage{
 	}},
 	{"spawnready", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
 		return spawnAs(spawnready.New(h, in))
+	}},
+	{"fallback", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
+		return spawnAs(fallback.New(h, in, func(context.Context, int, error) (int, error) { return 0, nil }))
+	}},
+	{"hedge", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
+		return spawnAs(hedge.New(h, in, hedge.Delay(time.Second)))
+	}},
+	{"breaker", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
+		return spawnAs(breaker.New(h, in))
+	}},
+	{"loadshed-prio", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
+		return spawnAs(loadshed.New(h, in, loadshed.Capacity(20), loadshed.KeepFor(loadshed.High, 5)))
 	}},
 	{"reconnect", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
 		dial := func(context.Context, string) (troupe.Service[int, int], error) { return in, nil }

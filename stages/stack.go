@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/fallback"
 	"github.com/troupe-go/troupe/stages/filter"
+	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/stages/limit"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/ratelimit"
@@ -84,6 +86,22 @@ func (b Builder[Req, Res]) Buffer(n int) Builder[Req, Res] {
 // of an alternative service (fallback.To) (package fallback).
 func (b Builder[Req, Res]) Fallback(fn fallback.Func[Req, Res], opts ...fallback.Option) Builder[Req, Res] {
 	return b.Layer(fallback.Layer(fn, opts...))
+}
+
+// Breaker adds a circuit breaker: while the calls inside it fail, or are
+// slow, too often, it refuses calls at once with an error matching
+// breaker.ErrOpen, then lets a few trial calls through to decide whether
+// to close again (package breaker).
+func (b Builder[Req, Res]) Breaker(opts ...breaker.Option) Builder[Req, Res] {
+	return b.Layer(breaker.Layer[Req, Res](opts...))
+}
+
+// Hedge adds a hedging stage: a request still unanswered after a delay
+// (fixed, or a latency percentile) is sent once more through the inner
+// service's readiness path, the first success wins and the other attempts
+// are cancelled; a budget bounds the hedges (package hedge).
+func (b Builder[Req, Res]) Hedge(opts ...hedge.Option) Builder[Req, Res] {
+	return b.Layer(hedge.Layer[Req, Res](opts...))
 }
 
 // LoadShed adds a load shedder: a request the inner service cannot take at

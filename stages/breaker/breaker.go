@@ -1,0 +1,75 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// Breaker is a running circuit-breaker stage: a troupe.Service and a
+// troupe.Closer. Its Stats' Detail is a Snapshot. It is safe for
+// concurrent use.
+type Breaker[Req, Res any] struct {
+	stagekit.Handle[Req, Res]
+	b *behavior[Req, Res]
+}
+
+// New spawns a circuit breaker over inner in host h (nil means the default
+// system). A bad option is an error matching troupe.ErrBadConfig and one
+// of ErrBadWindow, ErrBadThreshold, ErrBadDelay, ErrBadTrials and
+// ErrBadFunc.
+//
+// The stage sets no capacity of its own: reserving on it never waits, so
+// an open breaker answers every call at once. Bound the calls with a limit
+// stage inside or outside it.
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Breaker[Req, Res], error) {
+	o := defaults()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	b := &behavior[Req, Res]{o: &o, clocked: o.slowAfter > 0 || o.span > 0, clock: stagekit.NewClock()}
+	if o.classify != nil {
+		c, ok := o.classify.(func(Res, error) bool)
+		if !ok {
+			var zero Res
+			return nil, fmt.Errorf("%w: the classifier is a %T, the stage's responses are %T", ErrBadFunc, o.classify, zero)
+		}
+		b.classify = c
+	}
+	host, err := stagekit.HostFrom(h)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: %w", err)
+	}
+	b.log = host.System().Logger()
+	b.m = newMachine(&o, b.clock)
+	st, err := stagekit.Spawn(h, stagekit.Config{Name: "breaker"}, inner, b)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: %w", err)
+	}
+	b.st = st
+	b.alarm = st.NewAlarm(delayEnded{})
+	br := &Breaker[Req, Res]{b: b}
+	br.Handle = stagekit.NewHandle(st, nil, func() any { return br.Snapshot() })
+	return br, nil
+}
+
+// Layer returns a layer that puts a circuit breaker over the service
+// inside it.
+func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, opts...)
+	})
+}
+
+// State returns the breaker's state now.
+func (br *Breaker[Req, Res]) State() State { return br.b.snapshot().State }
+
+// Snapshot returns the breaker's state and counts now.
+func (br *Breaker[Req, Res]) Snapshot() Snapshot { return br.b.snapshot() }
+
+func isRestart(err error) bool { return errors.Is(err, troupe.ErrRestarted) }

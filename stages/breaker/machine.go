@@ -1,0 +1,186 @@
+package breaker
+
+import (
+	"time"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// change is one change of state, for OnStateChange.
+type change struct{ from, to State }
+
+// machine is the breaker's state machine, as pure functions of the time
+// they are given: it decides whether a call may go (admit), counts the
+// outcomes it is told of (record, forget), and ends the open delay
+// (advance). It is not safe for concurrent use: the behavior guards it with
+// its lock, and makes sure it hears only of outcomes of calls it admitted
+// in its current state (epoch).
+//
+// Its methods take the time now, or the zero time from a caller that did
+// not read the clock (a count window without slow calls needs no time per
+// outcome): the machine reads its clock then, if a change needs the time.
+type machine struct {
+	o     *options // read-only
+	clock stagekit.Clock
+	win   window // Closed: the outcomes judged
+
+	state State
+	since time.Time
+	epoch uint64 // bumped at every change: the calls admitted before no longer count
+
+	// HalfOpen: trial calls admitted (under way or decided) and the
+	// outcomes of those decided.
+	admitted int
+	trial    tally
+
+	// Open: when the delay ends, the consecutive openings, the current
+	// delay, and the error refused calls get.
+	retryAt  time.Time
+	openings int
+	delay    time.Duration
+	openErr  *OpenError
+	halfErr  *OpenError // the error of calls refused in HalfOpen; never changed
+
+	refused uint64
+	changes []change // made and not yet taken by the behavior
+}
+
+func newMachine(o *options, clock stagekit.Clock) *machine {
+	now := clock.Now()
+	m := &machine{o: o, clock: clock, since: now, halfErr: &OpenError{State: HalfOpen}}
+	if o.count > 0 {
+		m.win = newCountWindow(o.count)
+	} else {
+		m.win = newTimeWindow(now, o.span, o.buckets)
+	}
+	return m
+}
+
+// advance ends the open delay if it has passed by now: the breaker is
+// HalfOpen from the delay's end exactly, whoever notices.
+func (m *machine) advance(now time.Time) {
+	if m.state == Open && !m.at(now).Before(m.retryAt) {
+		m.admitted, m.trial = 0, tally{}
+		m.to(HalfOpen, m.retryAt)
+	}
+}
+
+// admit decides whether a call made now may go: nil, or the *OpenError
+// it is refused with. In HalfOpen an admitted call is a trial.
+func (m *machine) admit(now time.Time) *OpenError {
+	m.advance(now)
+	switch m.state {
+	case Open:
+		m.refused++
+		return m.openErr
+	case HalfOpen:
+		if m.admitted == m.o.trials {
+			m.refused++
+			return m.halfErr
+		}
+		m.admitted++
+	}
+	return nil
+}
+
+// forget is told of an admitted call whose outcome does not count (its
+// caller gave up, its classifier panicked): a trial's place goes to the
+// next call.
+func (m *machine) forget() {
+	if m.state == HalfOpen {
+		m.admitted--
+	}
+}
+
+// record counts the outcome of an admitted call, received now, and
+// changes state when it decides: in Closed, once the window holds the
+// minimum number of calls and a rate reaches its threshold; in HalfOpen,
+// once every trial call has its outcome.
+func (m *machine) record(failed, slow bool, now time.Time) {
+	switch m.state {
+	case Closed:
+		m.win.add(now, failed, slow)
+		if t := m.win.totals(now); t.calls >= m.o.minCalls && m.trips(t) {
+			m.open(now)
+		}
+	case HalfOpen:
+		m.trial.add(failed, slow, 1)
+		if m.trial.calls < m.o.trials {
+			return
+		}
+		if m.trips(m.trial) {
+			m.open(now)
+			return
+		}
+		now = m.at(now)
+		m.openings = 0
+		m.win.reset(now)
+		m.to(Closed, now)
+	}
+}
+
+// trips reports whether t's failure rate or slow-call rate reaches its
+// threshold. t.calls > 0. The rates are quotients, not products, so that
+// 3 failures in 10 calls meet a threshold of 0.3 exactly.
+func (m *machine) trips(t tally) bool {
+	if float64(t.failures)/float64(t.calls) >= m.o.failureRate {
+		return true
+	}
+	return m.o.slowAfter > 0 && float64(t.slow)/float64(t.calls) >= m.o.slowRate
+}
+
+// open opens the breaker now, for the next delay of its consecutive
+// openings.
+func (m *machine) open(now time.Time) {
+	now = m.at(now)
+	m.delay = nextDelay(m.openings, m.delay, m.o)
+	m.openings++
+	m.retryAt = now.Add(m.delay)
+	m.openErr = &OpenError{State: Open, RetryAt: m.retryAt}
+	m.to(Open, now)
+}
+
+// nextDelay is the open delay after n consecutive openings, the last of
+// which waited prev: OpenDelay, then factor times the last, up to the
+// maximum.
+func nextDelay(n int, prev time.Duration, o *options) time.Duration {
+	if n == 0 {
+		return o.delay
+	}
+	next := float64(prev) * o.factor
+	if next >= float64(o.maxDelay) {
+		return o.maxDelay
+	}
+	return time.Duration(next)
+}
+
+// at returns now, or the clock's time if now is zero.
+func (m *machine) at(now time.Time) time.Time {
+	if now.IsZero() {
+		return m.clock.Now()
+	}
+	return now
+}
+
+func (m *machine) to(s State, at time.Time) {
+	m.changes = append(m.changes, change{from: m.state, to: s})
+	m.state, m.since = s, at
+	m.epoch++
+}
+
+// snapshot returns the machine's state now, but for InFlight, which is the
+// behavior's.
+func (m *machine) snapshot(now time.Time) Snapshot {
+	m.advance(now)
+	s := Snapshot{State: m.state, Since: m.since, Openings: m.openings, Refused: m.refused}
+	switch m.state {
+	case Closed:
+		t := m.win.totals(now)
+		s.Calls, s.Failures, s.Slow = t.calls, t.failures, t.slow
+	case Open:
+		s.RetryAt = m.retryAt
+	case HalfOpen:
+		s.Calls, s.Failures, s.Slow = m.trial.calls, m.trial.failures, m.trial.slow
+	}
+	return s
+}

@@ -1,0 +1,178 @@
+package breaker
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Option configures a Breaker. Options are plain values, safe for
+// concurrent use; they are checked when the stage is made (New, or Build
+// for a layer), never when the option is.
+type Option func(*options)
+
+// The defaults are resilience4j's: a window of the last 100 calls, a
+// failure rate of 50 %, 100 calls before the rates apply, 10 trial calls,
+// an open delay of 60 s.
+const (
+	DefaultCountWindow = 100
+	DefaultFailureRate = 0.5
+	DefaultMinCalls    = 100
+	DefaultTrials      = 10
+	DefaultOpenDelay   = 60 * time.Second
+)
+
+// MaxCountWindow is the largest count window, and MaxBuckets the most
+// buckets of a time window: each call of a count window, and each bucket,
+// takes memory from the start.
+const (
+	MaxCountWindow = 1 << 20
+	MaxBuckets     = 1 << 16
+)
+
+// options is a breaker's configuration: filled by the options, checked
+// and completed by check, then read-only.
+type options struct {
+	count       int           // count window size; 0 when timed
+	span        time.Duration // time window; 0 when counted
+	buckets     int
+	failureRate float64
+	slowAfter   time.Duration // 0: slow calls are not counted
+	slowRate    float64
+	slowSet     bool
+	minCalls    int
+	minSet      bool
+	trials      int
+	delay       time.Duration
+	factor      float64
+	maxDelay    time.Duration
+	classify    any // func(Res, error) bool, checked by New
+	classifySet bool
+	onChange    func(from, to State)
+	onChangeSet bool
+}
+
+func defaults() options {
+	return options{count: DefaultCountWindow, failureRate: DefaultFailureRate,
+		trials: DefaultTrials, delay: DefaultOpenDelay, factor: 1}
+}
+
+// CountWindow makes the breaker judge the last n calls (the default, with
+// n = 100): the oldest outcome leaves as each new one comes in. n must be
+// between 1 and MaxCountWindow.
+func CountWindow(n int) Option { return func(o *options) { o.count, o.span, o.buckets = n, 0, 0 } }
+
+// TimeWindow makes the breaker judge the calls whose outcomes came in over
+// the last d, counted in buckets of d/buckets each: an outcome leaves the
+// window with its bucket, between d - d/buckets and d after it came in.
+// d must be positive and a whole multiple of buckets nanoseconds, and
+// buckets between 1 and MaxBuckets.
+func TimeWindow(d time.Duration, buckets int) Option {
+	return func(o *options) { o.count, o.span, o.buckets = 0, d, buckets }
+}
+
+// FailureRate sets the share of failed calls in the window, from 0 (not
+// included) to 1, at which the breaker opens (default 0.5).
+func FailureRate(rate float64) Option { return func(o *options) { o.failureRate = rate } }
+
+// SlowCalls counts a call that takes longer than d, from the moment it is
+// made to its outcome, as slow, and opens the breaker when the share of
+// slow calls in the window reaches rate (from 0, not included, to 1),
+// whether they failed or not. Without it, slow calls are not counted.
+func SlowCalls(d time.Duration, rate float64) Option {
+	return func(o *options) { o.slowAfter, o.slowRate, o.slowSet = d, rate, true }
+}
+
+// MinCalls sets how many outcomes the window must hold before the rates
+// apply (at least 1). The default is the count window's size (a full
+// window), or DefaultMinCalls with a time window. With a count window it
+// may not exceed the window's size.
+func MinCalls(n int) Option { return func(o *options) { o.minCalls, o.minSet = n, true } }
+
+// HalfOpenTrials sets how many trial calls the breaker lets through when
+// its open delay ends (default 10); it refuses the others meanwhile. Once
+// all of them have their outcome, the breaker closes if their rates are
+// below the thresholds, or opens again.
+func HalfOpenTrials(n int) Option { return func(o *options) { o.trials = n } }
+
+// OpenDelay sets how long the breaker stays open before it lets trial
+// calls through (default 60 s; positive).
+func OpenDelay(d time.Duration) Option { return func(o *options) { o.delay = d } }
+
+// GrowOpenDelay makes the open delay grow when the breaker opens again
+// from HalfOpen: each consecutive opening waits factor times as long as
+// the one before, up to limit. It starts again from OpenDelay once the
+// breaker has closed. factor must be at least 1, limit at least OpenDelay.
+func GrowOpenDelay(factor float64, limit time.Duration) Option {
+	return func(o *options) { o.factor, o.maxDelay = factor, limit }
+}
+
+// Classify sets which outcomes count as failures: those for which
+// isFailure returns true. By default every error does. Whatever the
+// classifier, a call whose own caller gave up (its context ended, and the
+// outcome is that context's error) is not counted at all: the service is
+// not to blame. Res is the stage's response type, inferred from
+// isFailure; a classifier of another type is New's error (ErrBadFunc).
+// isFailure runs wherever the outcome was produced, possibly another
+// stage's actor: it must not block, and must be safe for concurrent use. A
+// panic in it is the call's outcome (an error matching troupe.ErrPanic),
+// and the call is not counted.
+func Classify[Res any](isFailure func(res Res, err error) bool) Option {
+	return func(o *options) {
+		o.classify, o.classifySet = isFailure, true
+		if isFailure == nil {
+			o.classify = nil
+		}
+	}
+}
+
+// OnStateChange calls f at every change of state, in order, one at a
+// time, on a goroutine the breaker starts for it (never on an actor, never
+// holding a lock of the breaker). The call whose outcome made the change
+// gets its outcome once f has returned, so keep f short: while it blocks,
+// that call waits (and so does Close, to drain it), but the breaker serves
+// every other call. A panic in f is that call's outcome (an error matching
+// troupe.ErrPanic); for a change no call made (the open delay ending), the
+// panic is logged through the system's logger.
+func OnStateChange(f func(from, to State)) Option {
+	return func(o *options) { o.onChange, o.onChangeSet = f, true }
+}
+
+// check validates o and fills in the defaults that depend on others.
+func (o *options) check() error {
+	switch {
+	case o.span == 0 && (o.count < 1 || o.count > MaxCountWindow):
+		return fmt.Errorf("%w: count window %d is not between 1 and %d", ErrBadWindow, o.count, MaxCountWindow)
+	case o.span != 0 && (o.span < 0 || o.buckets < 1 || o.buckets > MaxBuckets || o.span%time.Duration(o.buckets) != 0):
+		return fmt.Errorf("%w: time window %v in %d buckets: need a positive window, 1 to %d buckets, and equal buckets", ErrBadWindow, o.span, o.buckets, MaxBuckets)
+	case o.minSet && (o.minCalls < 1 || o.count > 0 && o.minCalls > o.count):
+		return fmt.Errorf("%w: minimum of %d calls is not between 1 and the window's size", ErrBadWindow, o.minCalls)
+	case !isRate(o.failureRate):
+		return fmt.Errorf("%w: failure rate %v is not in (0, 1]", ErrBadThreshold, o.failureRate)
+	case o.slowSet && (o.slowAfter <= 0 || !isRate(o.slowRate)):
+		return fmt.Errorf("%w: slow calls after %v at a rate of %v: need a positive duration and a rate in (0, 1]", ErrBadThreshold, o.slowAfter, o.slowRate)
+	case o.trials < 1:
+		return fmt.Errorf("%w: %d trial calls", ErrBadTrials, o.trials)
+	case o.delay <= 0:
+		return fmt.Errorf("%w: open delay %v is not positive", ErrBadDelay, o.delay)
+	case o.factor < 1 || math.IsInf(o.factor, 0) || math.IsNaN(o.factor):
+		return fmt.Errorf("%w: growth factor %v is not at least 1", ErrBadDelay, o.factor)
+	case o.factor > 1 && o.maxDelay < o.delay:
+		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
+	case o.classifySet && o.classify == nil, o.onChangeSet && o.onChange == nil:
+		return fmt.Errorf("%w: nil classifier or OnStateChange", ErrBadFunc)
+	}
+	if !o.minSet {
+		o.minCalls = DefaultMinCalls
+		if o.count > 0 {
+			o.minCalls = o.count
+		}
+	}
+	if o.factor == 1 {
+		o.maxDelay = o.delay
+	}
+	return nil
+}
+
+// isRate reports whether r is in (0, 1] (false for NaN).
+func isRate(r float64) bool { return r > 0 && r <= 1 }

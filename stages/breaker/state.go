@@ -1,0 +1,61 @@
+package breaker
+
+import (
+	"strconv"
+	"time"
+)
+
+// State is a breaker's state. A plain value, safe for concurrent use.
+type State int32
+
+// The states of a breaker.
+const (
+	// Closed lets every call through and counts the outcomes in its window.
+	Closed State = iota
+	// Open refuses every call with an *OpenError until its open delay ends.
+	Open
+	// HalfOpen lets a fixed number of trial calls through and refuses the
+	// rest; the trials' outcomes decide whether it closes or opens again.
+	HalfOpen
+)
+
+// String returns "closed", "open" or "half-open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Snapshot is a breaker's state at one moment: its Stats' Detail and what
+// Breaker.Snapshot returns. Its fields are read together, under the
+// breaker's lock, so they agree with each other.
+//
+// A plain value, safe for concurrent use.
+type Snapshot struct {
+	// State is the breaker's state.
+	State State
+	// Since is when the breaker entered State. The open delay ends at an
+	// exact time, so a breaker found HalfOpen late has Since = the end of
+	// its open delay, not the moment it was looked at.
+	Since time.Time
+	// RetryAt is when the open delay ends, while Open; zero otherwise.
+	RetryAt time.Time
+	// Calls, Failures and Slow count outcomes: in Closed, those in the
+	// window now; in HalfOpen, the trial calls' outcomes so far; in Open,
+	// none. A call can be both a failure and slow.
+	Calls, Failures, Slow int
+	// InFlight counts the calls let through in this state whose outcome
+	// is not in yet (in HalfOpen, the trial calls under way).
+	InFlight int
+	// Openings counts the breaker's consecutive openings, which make its
+	// open delay grow (see GrowOpenDelay); 0 once it has closed again.
+	Openings int
+	// Refused counts the calls refused with ErrOpen since the stage began.
+	Refused uint64
+}

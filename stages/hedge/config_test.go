@@ -1,0 +1,83 @@
+package hedge_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/hedge"
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+// spec: HR4
+func TestHR4_BadOptionsAreErrorsAtConstruction(t *testing.T) {
+	d := hedge.Delay(ms)
+	var nilFinal func(int, error) bool
+	for _, c := range []struct {
+		name string
+		want error
+		opts []hedge.Option
+	}{
+		{"no delay", hedge.ErrNoDelay, nil},
+		{"negative delay", hedge.ErrBadDelay, []hedge.Option{hedge.Delay(-1)}},
+		{"percentile 0", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(0, 5)}},
+		{"percentile above 100", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(100.5, 5)}},
+		{"percentile NaN", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(math.NaN(), 5)}},
+		{"no samples", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(95, 0)}},
+		{"window span", hedge.ErrBadWindow, []hedge.Option{d, hedge.Window(0, 10)}},
+		{"window size", hedge.ErrBadWindow, []hedge.Option{d, hedge.Window(time.Second, hedge.MaxSamples+1)}},
+		{"window below the minimum", hedge.ErrBadWindow, []hedge.Option{hedge.Percentile(95, 20), hedge.Window(time.Second, 19)}},
+		{"no hedge", hedge.ErrBadMaxHedges, []hedge.Option{d, hedge.MaxHedges(0)}},
+		{"too many hedges", hedge.ErrBadMaxHedges, []hedge.Option{d, hedge.MaxHedges(hedge.MaxHedgesLimit + 1)}},
+		{"ratio 0", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(0)}},
+		{"ratio too big", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(1001)}},
+		{"ratio too small", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(1e-9)}},
+		{"ratio NaN", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(math.NaN())}},
+		{"nil budget", hedge.ErrBadBudget, []hedge.Option{d, hedge.WithBudget(nil)}},
+		{"capacity", hedge.ErrBadCapacity, []hedge.Option{d, hedge.Capacity(-1)}},
+		{"nil Final", hedge.ErrBadFunc, []hedge.Option{d, hedge.Final(nilFinal)}},
+		{"Final of another type", hedge.ErrBadFunc, []hedge.Option{d, hedge.Final(func(string, error) bool { return true })}},
+		{"Clone of another type", hedge.ErrBadFunc, []hedge.Option{d, hedge.Clone(func(s string) string { return s })}},
+		{"nil option", hedge.ErrBadFunc, []hedge.Option{d, nil}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sys := troupetest.NewSystem(t)
+				leaf := actors.Func(func(context.Context, int) (int, error) { return 0, nil })
+				_, err := hedge.New[int, int](sys, leaf, c.opts...)
+				assert.ErrorIs(t, err, c.want)
+				assert.ErrorIs(t, err, troupe.ErrBadConfig)
+				_, err = stages.Stack[int, int]().Hedge(c.opts...).Build(sys, leaf)
+				assert.ErrorIs(t, err, c.want, "and through the builder")
+			})
+		})
+	}
+}
+
+// spec: HR4, API1
+func TestHR4_GoodOptionsBuild(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		leaf := actors.Func(func(_ context.Context, v int) (int, error) { return v + 1, nil })
+		st, err := stages.Stack[int, int]().Hedge(
+			hedge.Percentile(95, 20), hedge.Delay(0), hedge.Window(time.Minute, hedge.MaxSamples),
+			hedge.MaxHedges(hedge.MaxHedgesLimit), hedge.MaxRatio(1000), hedge.Capacity(8),
+			hedge.Final(func(_ int, err error) bool { return err == nil }),
+			hedge.Clone(func(v int) int { return v }),
+		).Build(sys, leaf)
+		require.NoError(t, err)
+		out, err := troupe.Do(bg, st, 1)
+		require.NoError(t, err)
+		assert.Equal(t, 2, out)
+		assert.Equal(t, 8, st.Stages()[0].Capacity)
+		require.NoError(t, st.Close(bg))
+	})
+}

@@ -1,0 +1,196 @@
+package hedge
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/dheap"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// Hedge is a running hedging stage: a troupe.Service and a troupe.Closer.
+// It is safe for concurrent use.
+type Hedge[Req, Res any] struct {
+	stagekit.Handle[Req, Res]
+	b *behavior[Req, Res]
+}
+
+// Counts is a snapshot of a hedging stage (its Stats' Detail).
+//
+// A plain value, safe for concurrent use.
+type Counts struct {
+	Sessions int    // requests in the stage now
+	Hedges   uint64 // hedges sent
+	Won      uint64 // requests whose outcome came from a hedge
+	Refused  uint64 // hedges the budget refused
+	Samples  int    // latency samples in the window (0 without Percentile)
+	Budget   int64  // hedges the budget affords now; -1 with NoBudget
+}
+
+// New spawns a hedging stage over inner in host h (nil means the default
+// system). A bad option is an error matching troupe.ErrBadConfig and one of
+// this package's sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is
+// spawned then.
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Hedge[Req, Res], error) {
+	cfg, err := compile[Req, Res](opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &behavior[Req, Res]{cfg: cfg, children: stagekit.NewPool[Req, Res]()}
+	if cfg.minSamples > 0 {
+		b.win = newWindow(cfg.span, cfg.samples, time.Now())
+	}
+	b.sessions.New = func() any {
+		ss := &session[Req, Res]{b: b, atts: make([]attempt[Req, Res], 1+cfg.maxHedges), idx: -1}
+		for i := range ss.atts {
+			ss.atts[i].ss, ss.atts[i].n = ss, i
+		}
+		return ss
+	}
+	b.waits.Less = func(x, y *session[Req, Res]) bool { return x.due.Before(y.due) }
+	b.waits.SetIndex = func(ss *session[Req, Res], i int) { ss.idx = i }
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "hedge", Capacity: cfg.capacity}, inner, b)
+	if err != nil {
+		return nil, fmt.Errorf("hedge: %w", err)
+	}
+	b.st = st
+	b.alarm = st.NewAlarm(tickMsg{})
+	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
+	x := &Hedge[Req, Res]{b: b}
+	x.Handle = stagekit.NewHandle(st, nil, func() any { return x.Counts() })
+	return x, nil
+}
+
+// Layer returns a layer that hedges the requests to the service inside it.
+func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
+		return New(h, inner, opts...)
+	})
+}
+
+// Counts returns the stage's counters now.
+func (x *Hedge[Req, Res]) Counts() Counts {
+	b := x.b
+	now := time.Now()
+	c := Counts{Sessions: b.count(), Hedges: b.hedges.Load(), Won: b.won.Load(), Refused: b.refused.Load(), Budget: -1}
+	if b.win != nil {
+		c.Samples = b.win.count(now)
+	}
+	if b.cfg.budget != nil {
+		c.Budget = b.cfg.budget.RemainingAt(now)
+	}
+	return c
+}
+
+// Delay returns the delay a request sent now would wait before its first
+// hedge, and false when it would not be hedged (Percentile alone, with too
+// few samples yet).
+func (x *Hedge[Req, Res]) Delay() (time.Duration, bool) { return x.b.delayAt(time.Now()) }
+
+// behavior runs the sessions of one hedging stage. Its fields marked
+// "actor" are owned by the stage's actor; the live list is shared with the
+// goroutines that complete attempts, under mu.
+type behavior[Req, Res any] struct {
+	cfg      config[Req, Res]
+	win      *window // nil without Percentile
+	st       *stagekit.Stage[Req, Res]
+	alarm    *stagekit.Alarm
+	waiter   *mailbox.Waiter // one wait on the inner service at a time
+	children *sync.Pool      // attempt envelopes
+	sessions sync.Pool
+
+	hedges, won, refused atomic.Uint64
+
+	mu   sync.Mutex
+	live sessionList[Req, Res] // sessions in flight; guarded by mu
+
+	waits    dheap.Heap[*session[Req, Res]] // actor; sessions until their next hedge, by due time
+	needUnit []*session[Req, Res]           // actor; sessions waiting for an inner unit, first in line first
+	waiting  bool                           // actor; b.waiter is in the inner service's line
+
+	breaking *session[Req, Res] // actor; while broken closes the stage, the session answered with breakErr
+	breakErr error              // actor
+}
+
+// delayAt is the delay of a request sent at now, if it is hedged.
+func (b *behavior[Req, Res]) delayAt(now time.Time) (time.Duration, bool) {
+	if b.win != nil {
+		if d, _, ok := b.win.percentile(now, b.cfg.pct, b.cfg.minSamples); ok {
+			return d, true
+		}
+	}
+	return b.cfg.fixed, b.cfg.hasFixed
+}
+
+func (b *behavior[Req, Res]) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.live.n
+}
+
+// Request starts a session for a request taken from the mailbox: it
+// deposits into the budget and sends the original attempt as soon as the
+// inner service grants a unit.
+func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	ss := b.sessions.Get().(*session[Req, Res])
+	ss.start(e)
+	if b.cfg.budget != nil {
+		b.cfg.budget.Deposit()
+	}
+	b.mu.Lock()
+	b.live.push(ss)
+	b.mu.Unlock()
+	s.Keep(e) // Fail answers it from now on
+	b.wantUnit(ss)
+}
+
+// Idle reports whether no session is in flight.
+func (b *behavior[Req, Res]) Idle() bool { return b.count() == 0 }
+
+// Fail ends every session in flight with err (the stage restarts or
+// stops): their attempts' contexts are cancelled, their later outcomes
+// discarded.
+func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
+	b.alarm.Stop()
+	for b.waits.Len() > 0 {
+		b.waits.Remove(0).unref()
+	}
+	for _, ss := range b.needUnit {
+		ss.stopWatch()
+		ss.setQueued(false)
+		ss.unref()
+	}
+	clear(b.needUnit)
+	b.needUnit = b.needUnit[:0]
+	s.PauseRequests(false)
+	if b.waiting && b.st.Inner().CancelWait(b.waiter) {
+		b.waiting = false // otherwise a grant is on its way: onGrant gives it back
+	}
+	b.mu.Lock()
+	var live []*session[Req, Res]
+	for ss := b.live.head; ss != nil; ss = ss.next {
+		live = append(live, ss)
+	}
+	b.mu.Unlock()
+	for _, ss := range live {
+		cause := err
+		if ss == b.breaking {
+			cause = b.breakErr
+		}
+		ss.end(nil, *new(Res), cause)
+	}
+}
+
+// Dropped handles the stage's own messages once it has stopped: Fail ended
+// every session, so only a unit the inner service granted too late
+// matters, and it is given back (the inner service never changes, so
+// reading it off the actor is safe).
+func (b *behavior[Req, Res]) Dropped(msg any, _ error) {
+	if g, ok := msg.(*grantMsg); ok && g.err == nil {
+		b.st.Inner().Unreserve()
+	}
+}

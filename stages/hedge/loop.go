@@ -1,0 +1,224 @@
+package hedge
+
+import (
+	"time"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// Control messages of the stage.
+type (
+	// tickMsg: the alarm fired; some hedges may be due.
+	tickMsg struct{}
+	// grantMsg: the inner service granted a unit, or failed.
+	grantMsg struct{ err error }
+	// cancelMsg: a request's context ended while its original waited for a unit.
+	cancelMsg[Req, Res any] struct {
+		ss  *session[Req, Res]
+		gen uint64
+	}
+	// unqueueMsg: a session ended while in line for a unit.
+	unqueueMsg[Req, Res any] struct {
+		ss  *session[Req, Res]
+		gen uint64
+	}
+)
+
+// Control handles the stage's own messages (actor).
+func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
+	switch m := msg.(type) {
+	case tickMsg:
+		b.tick()
+	case *grantMsg:
+		b.onGrant(m.err)
+	case *cancelMsg[Req, Res]:
+		if m.ss.gen == m.gen && b.unqueue(m.ss) {
+			m.ss.end(nil, *new(Res), m.ss.ctx.Err())
+		}
+	case *unqueueMsg[Req, Res]:
+		if m.ss.gen == m.gen {
+			b.unqueue(m.ss)
+		}
+	}
+}
+
+// tick sends the hedges that are due.
+func (b *behavior[Req, Res]) tick() {
+	b.alarm.Fired()
+	now := time.Now()
+	for b.waits.Len() > 0 && !b.waits.Min().due.After(now) {
+		ss := b.waits.Remove(0)
+		b.hedgeDue(ss)
+		ss.unref() // the heap's reference
+	}
+	if b.waits.Len() > 0 {
+		b.alarm.Set(b.waits.Min().due)
+	}
+}
+
+// schedule makes ss's next hedge due at (actor, ss.mu held).
+func (b *behavior[Req, Res]) schedule(ss *session[Req, Res], at time.Time) {
+	ss.due = at
+	ss.refs.Add(1) // the heap's reference; a session that ends meanwhile stays until due
+	b.waits.Push(ss)
+	b.alarm.Set(b.waits.Min().due)
+}
+
+// hedgeDue asks for a unit for ss's next hedge, unless the session needs
+// none: it ended, nobody waits for it, or the budget affords no hedge.
+func (b *behavior[Req, Res]) hedgeDue(ss *session[Req, Res]) {
+	ss.mu.Lock()
+	stop := ss.done.Load() || ss.noMore
+	if !stop && (ss.parent.Delivered() || ss.ctx.Err() != nil) {
+		ss.noMore, stop = true, true
+	}
+	if !stop && b.cfg.budget != nil && b.cfg.budget.Remaining() == 0 {
+		ss.noMore, stop = true, true
+		b.refused.Add(1)
+	}
+	ss.mu.Unlock()
+	if !stop {
+		b.wantUnit(ss)
+	}
+}
+
+// wantUnit reserves an inner unit for ss's next attempt, through the
+// inner service's readiness path: at once when it is ready and nobody is
+// in line, otherwise in line (first come, first served), and while anyone
+// is in line the stage takes no new request.
+func (b *behavior[Req, Res]) wantUnit(ss *session[Req, Res]) {
+	if len(b.needUnit) == 0 {
+		ok, err := b.st.Inner().TryReserve()
+		if err != nil {
+			b.broken(ss, err)
+			return
+		}
+		if ok {
+			b.spend(ss)
+			return
+		}
+	}
+	ss.refs.Add(1) // the line's reference
+	ss.setQueued(true)
+	if ss.sent == 0 {
+		ss.watch()
+	}
+	b.needUnit = append(b.needUnit, ss)
+	b.st.PauseRequests(true)
+	b.askUnit()
+}
+
+// spend sends ss's next attempt with the unit just reserved.
+func (b *behavior[Req, Res]) spend(ss *session[Req, Res]) {
+	if ss.sent == 0 {
+		ss.sendOriginal()
+	} else {
+		ss.sendHedge()
+	}
+}
+
+// askUnit puts the stage's waiter in the inner service's line, once.
+func (b *behavior[Req, Res]) askUnit() {
+	for !b.waiting && len(b.needUnit) > 0 {
+		granted, err := b.st.Inner().ReserveAsync(b.waiter)
+		if err != nil {
+			ss := b.popUnit()
+			b.broken(ss, err)
+			if ss != nil {
+				ss.unref()
+			}
+			return
+		}
+		if !granted {
+			b.waiting = true
+			return
+		}
+		b.spendNext()
+	}
+}
+
+// onGrant spends a unit granted by the inner service on the first session
+// in line, or gives it back when none waits any more.
+func (b *behavior[Req, Res]) onGrant(err error) {
+	b.waiting = false
+	if err != nil {
+		ss := b.popUnit()
+		b.broken(ss, err)
+		if ss != nil {
+			ss.unref()
+		}
+		return
+	}
+	b.spendNext()
+	b.askUnit()
+}
+
+// spendNext spends a unit in hand on the first session in line that
+// still needs it, or gives it back.
+func (b *behavior[Req, Res]) spendNext() {
+	ss := b.popUnit()
+	if ss == nil {
+		b.st.Inner().Unreserve()
+		return
+	}
+	b.spend(ss)
+	ss.unref() // the line's reference
+}
+
+// popUnit takes the first session in line that still needs a unit; those
+// that no longer do leave the line too.
+func (b *behavior[Req, Res]) popUnit() *session[Req, Res] {
+	defer func() {
+		if len(b.needUnit) == 0 {
+			b.st.PauseRequests(false)
+		}
+	}()
+	for len(b.needUnit) > 0 {
+		ss := b.needUnit[0]
+		b.needUnit[0] = nil
+		b.needUnit = b.needUnit[1:]
+		ss.mu.Lock()
+		ss.queued = false
+		stale := ss.done.Load() || (ss.sent > 0 && ss.noMore)
+		ss.mu.Unlock()
+		if !stale {
+			return ss
+		}
+		ss.unref()
+	}
+	return nil
+}
+
+// unqueue takes ss out of the line, if it is there, and reports whether
+// it was (actor).
+func (b *behavior[Req, Res]) unqueue(ss *session[Req, Res]) bool {
+	for i, x := range b.needUnit {
+		if x != ss {
+			continue
+		}
+		b.needUnit = append(b.needUnit[:i], b.needUnit[i+1:]...)
+		ss.stopWatch()
+		ss.setQueued(false)
+		if len(b.needUnit) == 0 {
+			b.st.PauseRequests(false)
+			if b.waiting && b.st.Inner().CancelWait(b.waiter) {
+				b.waiting = false // otherwise the grant on its way is given back
+			}
+		}
+		ss.unref()
+		return true
+	}
+	return false
+}
+
+// broken ends ss with the inner service's readiness error itself and
+// closes the stage: the inner service is broken. The stage closes first,
+// so that a caller who hears err and reserves again is refused.
+func (b *behavior[Req, Res]) broken(ss *session[Req, Res], err error) {
+	b.breaking, b.breakErr = ss, err
+	b.st.Break(err)
+	b.breaking, b.breakErr = nil, nil
+	if ss != nil { // the stage was closed already: Fail did not run
+		ss.end(nil, *new(Res), err)
+	}
+}

@@ -1,0 +1,236 @@
+package hedge
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/stages/retry/budget"
+)
+
+// Limits of the options.
+const (
+	// MaxSamples is the most latency samples a stage's window keeps.
+	MaxSamples = 10_000
+	// MaxHedgesLimit is the highest cap MaxHedges accepts.
+	MaxHedgesLimit = 100
+)
+
+// Defaults of the options.
+const (
+	// DefaultWindow is how long a latency sample counts by default.
+	DefaultWindow = 10 * time.Second
+	// DefaultSamples is how many latency samples the window keeps by default.
+	DefaultSamples = 1000
+	// DefaultRatio is the default budget's ratio: at most one hedge per ten
+	// requests, over a 10 s window.
+	DefaultRatio = 0.1
+)
+
+// budgetTTL is the window of the budgets made by MaxRatio and by default.
+const budgetTTL = 10 * time.Second
+
+// Option configures a Hedge. Of Delay and Percentile at least one is needed.
+//
+// Options are plain values, safe for concurrent use.
+type Option func(*options)
+
+type budgetKind int
+
+const (
+	budgetRatio  budgetKind = iota // made from ratio (DefaultRatio unless MaxRatio)
+	budgetShared                   // WithBudget
+	budgetNone                     // NoBudget
+)
+
+// options are the options as given; check turns them into a config.
+type options struct {
+	capacity   int
+	fixed      time.Duration
+	hasFixed   bool
+	pct        float64
+	minSamples int
+	hasPct     bool
+	span       time.Duration
+	samples    int
+	maxHedges  int
+	kind       budgetKind
+	ratio      float64
+	shared     *budget.Budget
+	final      any // func(Res, error) bool, checked by compile
+	clone      any // func(Req) Req, checked by compile
+	hasFinal   bool
+	hasClone   bool
+}
+
+// Capacity sets how many requests may be in the stage at once (each one
+// holds a slot from its arrival to its outcome, hedges included): the
+// stage's mailbox capacity. The default, 0, sets no limit of its own.
+func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
+
+// Delay sets a fixed delay between one attempt's send and the next hedge's.
+// With Percentile too, it is the delay used until the window has enough
+// samples. 0 sends the first hedge right after the original request.
+func Delay(d time.Duration) Option { return func(o *options) { o.fixed, o.hasFixed = d, true } }
+
+// Percentile makes the delay the p-th percentile (0 < p <= 100; 95 for
+// p95) of the latencies of recent successful attempts, once the window
+// holds at least minSamples of them; until then the Delay is used, or, with
+// none, requests are not hedged. The percentile is the nearest rank: the
+// smallest sample such that at least p % of the samples are at most it.
+func Percentile(p float64, minSamples int) Option {
+	return func(o *options) { o.pct, o.minSamples, o.hasPct = p, minSamples, true }
+}
+
+// Window sets which latency samples count: those of the last span (a
+// sample older than span is forgotten), at most the last n of them
+// (1 to MaxSamples). The default is DefaultWindow and DefaultSamples.
+func Window(span time.Duration, n int) Option {
+	return func(o *options) { o.span, o.samples = span, n }
+}
+
+// MaxHedges caps the hedges sent for one request (1 to MaxHedgesLimit,
+// default 1): the k-th is sent a delay after the (k-1)-th attempt.
+func MaxHedges(n int) Option { return func(o *options) { o.maxHedges = n } }
+
+// MaxRatio bounds hedges by a budget of its own: over the last 10 s, at most
+// r hedges per request accepted (0 < r <= 1000; rounded down: 10 requests
+// at 0.1 afford one hedge). The default budget has DefaultRatio.
+// The last of MaxRatio, WithBudget and NoBudget given wins.
+func MaxRatio(r float64) Option { return func(o *options) { o.kind, o.ratio = budgetRatio, r } }
+
+// WithBudget bounds hedges by b, which may be shared by pointer with other
+// stages: every request deposits into it, every hedge withdraws. See
+// package budget for its rules (its per-second floor allows hedges beyond
+// the ratio when traffic is low). A nil b is an error.
+func WithBudget(b *budget.Budget) Option {
+	return func(o *options) { o.kind, o.shared = budgetShared, b }
+}
+
+// NoBudget lets every request send its hedges, unbounded by any budget.
+func NoBudget() Option { return func(o *options) { o.kind = budgetNone } }
+
+// Final sets which outcomes end a request: the first attempt whose outcome
+// final accepts wins, and the others are cancelled. An outcome it refuses
+// waits for the other attempts in flight; with none left, it is the
+// request's outcome. By default only successes (a nil error) are final.
+// final runs where the outcome was produced, for many requests at once: it
+// must not block and must be safe for concurrent use. Its types must be the
+// stage's (Res, error); otherwise New fails with ErrBadFunc.
+func Final[Res any](final func(res Res, err error) bool) Option {
+	return func(o *options) { o.final, o.hasFinal = final, true }
+}
+
+// Clone sets how a hedge's request is made from the request: by default
+// the same Req value is sent again, so it must be safe to send twice and to
+// share between attempts running at once (a value, or a pointer to data
+// nothing changes). clone runs on the stage's actor, while the original
+// attempt may run: it must only read its argument and must not block. Its
+// type must be func(Req) Req for the stage's Req; otherwise New fails
+// with ErrBadFunc.
+func Clone[Req any](clone func(req Req) Req) Option {
+	return func(o *options) { o.clone, o.hasClone = clone, true }
+}
+
+// config is the checked configuration of one stage; read-only once made.
+type config[Req, Res any] struct {
+	capacity   int
+	fixed      time.Duration
+	hasFixed   bool
+	pct        float64
+	minSamples int
+	span       time.Duration
+	samples    int
+	maxHedges  int
+	budget     *budget.Budget // nil: none
+	final      func(Res, error) bool
+	clone      func(Req) Req // nil: the same value
+}
+
+// compile checks opts and returns the stage's configuration.
+func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
+	o := options{span: DefaultWindow, samples: DefaultSamples, maxHedges: 1, ratio: DefaultRatio}
+	for _, opt := range opts {
+		if opt == nil {
+			return config[Req, Res]{}, fmt.Errorf("%w: nil option", ErrBadFunc)
+		}
+		opt(&o)
+	}
+	c := config[Req, Res]{capacity: o.capacity, fixed: o.fixed, hasFixed: o.hasFixed, span: o.span,
+		samples: o.samples, maxHedges: o.maxHedges}
+	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	}
+	switch {
+	case !o.hasFixed && !o.hasPct:
+		return c, ErrNoDelay
+	case o.fixed < 0:
+		return c, fmt.Errorf("%w: %v", ErrBadDelay, o.fixed)
+	case o.hasPct && (!(o.pct > 0 && o.pct <= 100) || o.minSamples < 1):
+		return c, fmt.Errorf("%w: p %v, minSamples %d", ErrBadPercentile, o.pct, o.minSamples)
+	case o.span <= 0 || o.samples < 1 || o.samples > MaxSamples || (o.hasPct && o.samples < o.minSamples):
+		return c, fmt.Errorf("%w: span %v, %d samples", ErrBadWindow, o.span, o.samples)
+	case o.maxHedges < 1 || o.maxHedges > MaxHedgesLimit:
+		return c, fmt.Errorf("%w: %d", ErrBadMaxHedges, o.maxHedges)
+	}
+	if o.hasPct {
+		c.pct, c.minSamples = o.pct, o.minSamples
+	}
+	var err error
+	if c.budget, err = o.makeBudget(); err != nil {
+		return c, err
+	}
+	if c.final, err = typed[func(Res, error) bool]("Final", o.final, o.hasFinal); err != nil {
+		return c, err
+	}
+	if c.clone, err = typed[func(Req) Req]("Clone", o.clone, o.hasClone); err != nil {
+		return c, err
+	}
+	switch {
+	case o.hasFinal && c.final == nil:
+		return c, fmt.Errorf("%w: Final is nil", ErrBadFunc)
+	case o.hasClone && c.clone == nil:
+		return c, fmt.Errorf("%w: Clone is nil", ErrBadFunc)
+	case c.final == nil:
+		c.final = succeeded[Res]
+	}
+	return c, nil
+}
+
+// makeBudget returns the budget the options ask for (nil: none).
+func (o *options) makeBudget() (*budget.Budget, error) {
+	switch o.kind {
+	case budgetNone:
+		return nil, nil
+	case budgetShared:
+		if o.shared == nil {
+			return nil, fmt.Errorf("%w: WithBudget(nil) (use NoBudget for none)", ErrBadBudget)
+		}
+		return o.shared, nil
+	}
+	if !(o.ratio > 0) || math.IsInf(o.ratio, 0) {
+		return nil, fmt.Errorf("%w: MaxRatio %v must be above 0", ErrBadBudget, o.ratio)
+	}
+	b, err := budget.New(budgetTTL, 0, o.ratio)
+	if err != nil {
+		return nil, fmt.Errorf("%w: MaxRatio %v: %w", ErrBadBudget, o.ratio, err)
+	}
+	return b, nil
+}
+
+// typed returns fn as an F, or an error when it is another type.
+func typed[F any](name string, fn any, given bool) (F, error) {
+	var zero F
+	if !given {
+		return zero, nil
+	}
+	f, ok := fn.(F)
+	if !ok {
+		return zero, fmt.Errorf("%w: %s is a %T, the stage needs a %T", ErrBadFunc, name, fn, zero)
+	}
+	return f, nil
+}
+
+// succeeded is the default Final: a success ends the request.
+func succeeded[Res any](_ Res, err error) bool { return err == nil }
