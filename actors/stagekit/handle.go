@@ -155,6 +155,7 @@ func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, 
 	}
 	if s.send != nil {
 		if err := s.send.OnSend(s, e); err != nil {
+			// NOTE: SendHook's contract; stages/breaker refuses calls here.
 			s.mb.Free()
 			var zero Res
 			e.Answer(zero, err)

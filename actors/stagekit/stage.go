@@ -38,7 +38,9 @@ type Behavior[Req, Res any] interface {
 // SendHook is implemented by behaviors that act when a request is sent to
 // the stage: OnSend runs on the sender's goroutine, which holds e, just
 // before e is queued (a timeout starts its clock there: the call is made
-// now). An error answers e at once.
+// now). An error answers e at once with that error, and frees the slot
+// reserved for e: the request never enters the mailbox (a breaker refuses
+// calls this way, without a hop).
 //
 // OnSend runs on senders' goroutines, several at once: it must be safe for concurrent use.
 type SendHook[Req, Res any] interface {
