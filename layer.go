@@ -46,6 +46,7 @@ func (f LayerFunc[Req, Res]) Layer(h Host, inner Service[Req, Res]) (Service[Req
 // is safe for concurrent use.
 type Builder[Req, Res any] struct {
 	layers []Layer[Req, Res]
+	obs    *attached // set by Observe; nil: none
 }
 
 // NewBuilder returns an empty builder.
@@ -53,7 +54,8 @@ func NewBuilder[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 
 // Layer returns a builder with l added inside the layers added before it.
 func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
-	return Builder[Req, Res]{layers: append(slices.Clip(b.layers), l)}
+	b.layers = append(slices.Clip(b.layers), l)
+	return b
 }
 
 // Build spawns the stages in h over inner, innermost first, and returns the
@@ -64,6 +66,9 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, Res], error) {
 	if inner == nil {
 		return nil, fmt.Errorf("troupe: Build: inner service is nil: %w", ErrBadConfig)
+	}
+	if b.obs != nil && b.obs.o == nil {
+		return nil, fmt.Errorf("troupe: Build: Observe with a nil observer: %w", ErrBadConfig)
 	}
 	if v, ok := inner.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -77,7 +82,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 			_ = st.Close(context.Background())
 			return nil, fmt.Errorf("troupe: Build: layer %d is nil: %w", i, ErrBadConfig)
 		}
-		svc, err := b.layers[i].Layer(StageHost{Host: h, names: names, pos: i + 1}, st.Service)
+		svc, err := b.layers[i].Layer(StageHost{Host: h, names: names, pos: i + 1, obs: b.obs}, st.Service)
 		if err != nil {
 			_ = st.Close(context.Background())
 			return nil, err

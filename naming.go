@@ -6,7 +6,8 @@ import (
 )
 
 // StageHost is the Host a Builder hands each layer: the host to spawn the
-// stage in, and the stage's place in the stack, which names it. Hosts of
+// stage in, the stage's place in the stack, which names it, and the
+// observer attached to the stack, if any (see Observer). Hosts of
 // package actors understand it, and troupe's stages name themselves with
 // it: by their kind ("limit", "timeout", ...), numbered by position from
 // the outermost ("timeout-2", "timeout-4") when a kind appears more than
@@ -17,6 +18,7 @@ type StageHost struct {
 	names *stackNames // shared by the layers of one Build
 	pos   int         // 1 for the outermost layer
 	name  string      // set by Named
+	obs   *attached   // set by Builder.Observe; nil: none
 }
 
 // stackNames collects the names of one Build's stages.

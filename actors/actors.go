@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
@@ -55,6 +56,13 @@ func WithLogger(l *slog.Logger) Option { return stagekit.WithLogger(l) }
 // that a permit dropped without Call or Release gives its slot back (1 s by
 // default; d <= 0 turns it off).
 func WithDroppedPermitCheck(d time.Duration) Option { return stagekit.WithDroppedPermitCheck(d) }
+
+// WithObserver makes every stage spawned in the system report to o (see
+// troupe.Observer), under the pipeline name pipeline, unless its stack has
+// an observer of its own (Observe on a builder). A nil o attaches nothing.
+func WithObserver(o troupe.Observer, pipeline string) Option {
+	return stagekit.WithObserver(o, pipeline)
+}
 
 // ErrShutdown is returned when spawning in a system or host already shut
 // down.

@@ -2,8 +2,12 @@ package stages_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -59,4 +63,64 @@ func ExampleStack() {
 	// item 43 <nil>
 	// troupe: permit already used or released
 	// limit timeout retry ratelimit
+}
+
+// tally is an observer that counts events by stage, type and outcome. It
+// is called on many goroutines at once: it locks.
+type tally struct {
+	mu sync.Mutex
+	n  map[string]int // guarded by mu
+}
+
+func (t *tally) Observe(ev troupe.Event) {
+	key := ev.Pipeline + " " + ev.Stage + " " + ev.Type.String()
+	if ev.Type == troupe.EventFinished {
+		key += " " + ev.Outcome.String()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n[key]++
+}
+
+// An observer sees every stage of the stack: what each accepted and
+// finished, and the retry's retries.
+func ExampleBuilder_Observe() {
+	ctx := context.Background()
+	sys := actors.NewSystem()
+	defer sys.Shutdown(ctx)
+
+	calls := 0
+	api := actors.Func(func(context.Context, int) (string, error) {
+		if calls++; calls == 1 {
+			return "", errors.New("flaky")
+		}
+		return "ok", nil
+	})
+	counts := &tally{n: map[string]int{}}
+	svc, err := stages.Stack[int, string]().
+		Observe(counts, "ocr-api").
+		Timeout(10*time.Second).
+		Retry(3, nil).
+		Build(sys, api)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer svc.Close(ctx)
+
+	out, err := troupe.Do(ctx, svc, 1)
+	fmt.Println(out, err)
+	counts.mu.Lock()
+	defer counts.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(counts.n)) {
+		fmt.Println(k, counts.n[k])
+	}
+	// Output:
+	// ok <nil>
+	// ocr-api retry accepted 1
+	// ocr-api retry finished success 1
+	// ocr-api retry retried 1
+	// ocr-api retry started 2
+	// ocr-api timeout accepted 1
+	// ocr-api timeout finished success 1
 }

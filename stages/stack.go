@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/fallback"
@@ -27,6 +28,10 @@ import (
 // configuration is Build's error, matching troupe.ErrBadConfig.
 type Builder[Req, Res any] struct {
 	layers []troupe.Layer[Req, Res]
+	// The observer given to Observe, and its pipeline name.
+	obs      troupe.Observer
+	pipeline string
+	observed bool
 }
 
 // Stack returns an empty builder for requests of type Req and responses of
@@ -36,7 +41,8 @@ func Stack[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 // Layer adds l, any layer of these types (troupehttp's retry policy, a
 // stage of your own), inside the layers added before it.
 func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
-	return Builder[Req, Res]{layers: append(slices.Clip(b.layers), l)}
+	b.layers = append(slices.Clip(b.layers), l)
+	return b
 }
 
 // Named names the stage added last: in errors, logs and the built stack's
@@ -48,13 +54,21 @@ func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 	}
 	ls := slices.Clone(b.layers)
 	ls[len(ls)-1] = troupe.Named(name, ls[len(ls)-1])
-	return Builder[Req, Res]{layers: ls}
+	b.layers = ls
+	return b
 }
 
 // Limit adds a concurrency limit: at most n requests in flight below it
 // (package limit).
 func (b Builder[Req, Res]) Limit(n int) Builder[Req, Res] {
 	return b.Layer(limit.Layer[Req, Res](n))
+}
+
+// Adaptive adds an adaptive concurrency limit: at most as many requests in
+// flight below it as its current limit, which follows the latency and the
+// errors it measures, between a min and a max (package adaptive).
+func (b Builder[Req, Res]) Adaptive(opts ...adaptive.Option) Builder[Req, Res] {
+	return b.Layer(adaptive.Layer[Req, Res](opts...))
 }
 
 // Timeout adds a timeout of d, from the call to its outcome (package
@@ -132,6 +146,9 @@ func (b Builder[Req, Res]) AsyncFilter(check func(context.Context, Req) (Req, er
 // innermost first, and returns the stack (see troupe.Builder.Build).
 func (b Builder[Req, Res]) Build(h troupe.Host, inner troupe.Service[Req, Res]) (*troupe.Stack[Req, Res], error) {
 	tb := troupe.NewBuilder[Req, Res]()
+	if b.observed {
+		tb = tb.Observe(b.obs, b.pipeline)
+	}
 	for _, l := range b.layers {
 		tb = tb.Layer(l)
 	}

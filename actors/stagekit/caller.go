@@ -65,6 +65,7 @@ func (c *callState[Req, Res]) reset() {
 // close error.
 func (e *Envelope[Req, Res]) slotGranted(err error) {
 	if err != nil {
+		err = (*Stage[Req, Res])(e.call.target).Rejected(err)
 		var zero Res
 		e.Answer(zero, err)
 		return

@@ -143,10 +143,6 @@ func (s *Stage[Req, Res]) onStopped() {
 	close(s.done)
 }
 
-// onRestarting: what the failed stage held was answered when the panic was
-// caught (see panicked); its queue is carried over to the restarted actor.
-func (s *Stage[Req, Res]) onRestarting() {}
-
 // panicked runs on the actor goroutine when a message panicked, before the
 // failure goes to the supervisor. Every request the stage holds (the one
 // being processed, the parked one and those behind it, those its behavior

@@ -69,7 +69,30 @@
 // ErrTooDeep beyond, and the stage answers the request with it. A frame's
 // Deadline, Aux and list links belong to the stage that pushed it. A stage
 // that keeps slots until the outcome (a concurrency limit) sets
-// Config.HoldUntilOutcome instead: the runtime pushes its frame.
+// Config.HoldUntilOutcome instead: the runtime pushes its frame. With an
+// observer attached, the runtime pushes one more frame per stage (to
+// report EventFinished); a request with no frame left for it enters the
+// stage unobserved rather than fail.
+//
+// # Observing
+//
+// When an observer is attached (to the stack, or to the system: see
+// troupe.Observer), Spawn gives the stage a Reporter, and the runtime
+// reports for every stage: EventAccepted as a request is sent into a slot
+// (on the sender's goroutine, after the SendHook; a SendHook's refusal is
+// an EventRejected instead), EventRejected whenever the stage answers a
+// request itself (Stage.Answer; implement Rejecter to name the Reason of
+// your own errors), EventFinished when an accepted request's outcome
+// leaves the stage (on a frame the runtime pushes for it, below the
+// SendHook's, wherever the outcome is produced), EventStarted where the
+// downstream call runs, and EventRestarted when the supervisor restarts
+// the stage. A stage reports its policy's own events (a retry, a timeout,
+// a change of state) through Stage.Reporter, which is nil when nothing is
+// attached: test it first, and build the Event only behind that test. A
+// panic in the observer is logged and returned by Report; make it the
+// outcome of the call the event belongs to (JoinPanic) where that is clean,
+// never lose or double that outcome for it. The observer runs on the
+// goroutine that reports: an actor's, a caller's, a hook's.
 //
 // # Envelope references
 //

@@ -70,6 +70,7 @@ type Envelope[Req, Res any] struct {
 	leaf    Leaf[Req, Res]                  // set when handed to the caller to run
 	next    *Envelope[Req, Res]             // caller's work list; guarded by root.call.mu
 	unwatch func() bool                     // stops a parked envelope's context watch
+	obs     *Reporter                       // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
 	// detached: its leaf work runs on a goroutine of its own (Detach);
 	// owned by the path holder.
 	detached bool
@@ -165,7 +166,7 @@ func (e *Envelope[Req, Res]) reset() {
 	if e.call == nil {
 		e.root = nil
 	}
-	e.leaf, e.next, e.unwatch = nil, nil, nil
+	e.leaf, e.next, e.unwatch, e.obs = nil, nil, nil, nil
 	e.detached, e.ctxClosed, e.forcible = false, false, false
 	e.holder.Store(nil)
 }

@@ -55,6 +55,9 @@ func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 		in.sendFrom(s.mb, e)
 		return
 	}
+	if s.obs != nil && e.obs == nil {
+		e.obs = s.obs // an attempt of the stage's own (Retry's) reports EventStarted as the stage's
+	}
 	s.inner.Send(e)
 }
 

@@ -45,11 +45,11 @@ func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res]
 func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
 	var zero Res
 	if err := ctx.Err(); err != nil {
-		return zero, err
+		return zero, s.Rejected(err)
 	}
 	ok, err := s.mb.TryReserve()
 	if err != nil {
-		return zero, err
+		return zero, s.Rejected(err)
 	}
 	e := newRoot(s, ctx, req)
 	in := (*stageInner[Req, Res])(s)
@@ -64,7 +64,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 			e.Unref() // the path never started
 			e.Unref()
 			s.answered()
-			return zero, err
+			return zero, s.Rejected(err)
 		case granted:
 			in.Send(e)
 		default:
@@ -111,7 +111,7 @@ func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) 
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
-		return zero, err
+		return zero, s.Rejected(err)
 	}
 	e := newRoot(s, ctx, req)
 	(*stageInner[Req, Res])(s).Send(e)
@@ -150,7 +150,11 @@ func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, 
 	if s.mb.Closed() {
 		s.mb.Free()
 		var zero Res
-		e.Answer(zero, s.mb.CloseErr())
+		e.Answer(zero, s.Rejected(s.mb.CloseErr()))
+		return
+	}
+	if s.obs != nil {
+		s.sendObserved(from, e)
 		return
 	}
 	if s.send != nil {

@@ -84,7 +84,13 @@ func (e *Envelope[Req, Res]) callLeaf(wc *workCtx) (Res, error) {
 	if wc != nil {
 		ctx = wc
 	}
-	res, err := safeRun(l, ctx, e.Req)
+	var res Res
+	var err error
+	if e.obs != nil {
+		res, err = e.runObserved(l, ctx)
+	} else {
+		res, err = safeRun(l, ctx, e.Req)
+	}
 	if wc != nil {
 		wc.release()
 		if err != nil && wc.closed != nil && wc.closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {

@@ -23,7 +23,7 @@ func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
 		if _, err := e.Push(s); err != nil {
 			s.mb.Free()
 			var zero Res
-			e.Answer(zero, err)
+			e.Answer(zero, s.Rejected(err))
 			return
 		}
 	}
@@ -62,9 +62,12 @@ func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], re
 
 // Answer ends the path of a request the stage holds with an error, freeing
 // its slot (the behavior's request is not handed on).
+//
+// With an observer attached, this is an EventRejected (see Rejecter for its
+// Reason); a panic in the observer joins err.
 func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
 	var zero Res
-	s.Respond(e, zero, err)
+	s.Respond(e, zero, s.Rejected(err))
 }
 
 // Respond ends the path of a request the stage holds with an outcome,

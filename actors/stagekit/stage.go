@@ -87,6 +87,7 @@ type Stage[Req, Res any] struct {
 	beh   Behavior[Req, Res]
 	send  SendHook[Req, Res] // beh's, if it has one
 	hold  bool
+	obs   *Reporter // the observer's; nil: none. Set by Spawn, then read-only
 
 	permits troupe.PermitSource[Req, Res]
 	issued  issuedPermits // the stage has issued a permit (droppedWatch)
@@ -169,13 +170,20 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	if cfg.Name == "" {
 		cfg.Name = "stage"
 	}
+	kind := cfg.Name
 	s := &Stage[Req, Res]{}
 	if sh, ok := h.(troupe.StageHost); ok {
-		cfg.Name = sh.Claim(cfg.Name, func(name string) { s.name = name })
+		cfg.Name = sh.Claim(cfg.Name, func(name string) {
+			s.name = name
+			if s.obs != nil {
+				s.obs.rename(name)
+			}
+		})
 	}
 	*s = Stage[Req, Res]{
 		name:       cfg.Name,
 		host:       host,
+		obs:        host.reporter(h, kind, cfg.Name),
 		inner:      AsInner(inner),
 		beh:        beh,
 		hold:       cfg.HoldUntilOutcome,

@@ -24,6 +24,10 @@ type System struct {
 	// How long a caller waits for a slot before a stage reclaims dropped
 	// permits; set by the options, then read-only.
 	droppedCheck time.Duration
+	// The observer every stage reports to unless its stack has its own,
+	// and its pipeline name; set by WithObserver, then read-only.
+	observer troupe.Observer
+	pipeline string
 
 	mu     sync.Mutex
 	hosts  map[*Host]uint64 // hosts not closed yet, by creation order (root first); guarded by mu

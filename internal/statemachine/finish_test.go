@@ -67,6 +67,9 @@ func (m *machine) finish(t *rapid.T, leaks goleak.Option) {
 	if err := goleak.Find(leaks); err != nil {
 		t.Fatalf("left behind: goroutines: %v", err)
 	}
+	if m.w.obs != nil {
+		m.w.obs.check(t)
+	}
 	m.finished = true
 	count("sequences")
 }

@@ -100,8 +100,16 @@ func (s *stack) outer() staged { return s.stages[len(s.stages)-1] }
 
 // build draws a stack and builds it in a new actor system.
 func build(t *rapid.T, w *world) *stack {
-	s := &stack{sys: actors.NewSystem(actors.WithLogger(slog.New(handler{&w.drops})))}
 	n := rapid.IntRange(2, 5).Draw(t, "stages")
+	opts := []actors.Option{actors.WithLogger(slog.New(handler{&w.drops}))}
+	if n%2 == 1 {
+		// Half the stacks report to an observer that checks its events.
+		// Decided by a draw made anyway, so that the sequences of the
+		// seeds recorded before observers existed stay the same.
+		w.obs = newPairs()
+		opts = append(opts, actors.WithObserver(w.obs, "statemachine"))
+	}
+	s := &stack{sys: actors.NewSystem(opts...)}
 	withRC := rapid.IntRange(0, 3).Draw(t, "reconnect") == 0
 	if withRC {
 		n--

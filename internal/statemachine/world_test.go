@@ -79,6 +79,7 @@ type world struct {
 	nFilters    int // filters in the stack; set before any request
 	maxAttempts int // attempts one request may make downstream; set before any request
 	conn        troupe.Service[req, int]
+	obs         *pairs // the system's observer, if the sequence drew one; set before any request
 
 	drops         drops        // permits the collector reclaimed
 	active        atomic.Int64 // downstream functions running (Func and plain leaves)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
 )
@@ -36,6 +37,7 @@ type behavior[Req, Res any] struct {
 	alarm    *stagekit.Alarm
 	log      *slog.Logger
 	st       *stagekit.Stage[Req, Res]
+	rep      *stagekit.Reporter // the observer's (nil: none); set by New, before any request
 
 	mu sync.Mutex
 	m  *machine // guarded by mu
@@ -131,9 +133,10 @@ func (b *behavior[Req, Res]) judge(caller context.Context, res Res, err error) (
 
 // settle follows up the machine's changes, with mu held: the calls of an
 // earlier state leave the list, an opening arms the alarm, and each change
-// goes to OnStateChange. call, when not nil, is the outcome being counted:
-// if it made a change, the notifier keeps it until OnStateChange has run,
-// and settle reports true (the outcome is kept, and referenced).
+// goes to OnStateChange and the observer. call, when not nil, is the
+// outcome being counted: if it made a change, the notifier keeps it until
+// OnStateChange and the observer have run, and settle reports true (the
+// outcome is kept, and referenced).
 func (b *behavior[Req, Res]) settle(call *notice[Req, Res]) (kept bool) {
 	if b.epoch == b.m.epoch {
 		return false
@@ -147,7 +150,7 @@ func (b *behavior[Req, Res]) settle(call *notice[Req, Res]) (kept bool) {
 	}
 	changes := b.m.changes
 	b.m.changes = changes[:0]
-	if b.o.onChange == nil {
+	if b.o.onChange == nil && b.rep == nil {
 		return false
 	}
 	for i, c := range changes {
@@ -181,6 +184,15 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 		b.alarm.Set(b.m.retryAt) // a stale firing: the breaker opened again since
 	}
 	b.settle(nil)
+}
+
+// RejectReason says that ErrOpen is the breaker's refusal, for the
+// observer (stagekit.Rejecter).
+func (b *behavior[Req, Res]) RejectReason(err error) troupe.Reason {
+	if errors.Is(err, ErrOpen) {
+		return troupe.ReasonOpen
+	}
+	return troupe.ReasonOther
 }
 
 // Fail stops the alarm when the stage stops; a restart changes nothing:

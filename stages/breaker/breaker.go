@@ -51,7 +51,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.st = st
+	b.st, b.rep = st, st.Reporter()
 	b.alarm = st.NewAlarm(delayEnded{})
 	br := &Breaker[Req, Res]{b: b}
 	br.Handle = stagekit.NewHandle(st, nil, func() any { return br.Snapshot() })

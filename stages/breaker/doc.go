@@ -83,5 +83,10 @@
 // do not count, and like its two errors, OpenError.State tells a refusal
 // while open from one while the trials run.
 //
+// An observer attached to the stack (troupe.Observer) is told of every
+// change as OnStateChange is, in the same order and on the same goroutine
+// (troupe.EventStateChanged, "closed", "open", "half-open"), and of every
+// refusal (troupe.EventRejected with troupe.ReasonOpen).
+//
 // A Breaker is safe for concurrent use.
 package breaker

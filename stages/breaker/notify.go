@@ -1,6 +1,9 @@
 package breaker
 
-import "github.com/troupe-go/troupe/actors/stagekit"
+import (
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
 
 // notice is a change of state waiting for OnStateChange, with the outcome
 // of the call that made it, if one did: the call gets it once the callback
@@ -13,12 +16,12 @@ type notice[Req, Res any] struct {
 	err error
 }
 
-// notify runs OnStateChange for the queued changes, in order, on a
-// goroutine of its own, which ends when none is left: the callback never
-// runs on an actor, nor under the breaker's lock, and a callback that
-// blocks holds up only the call whose outcome made its change (and the
-// changes after it). A panic in it is that call's outcome; for a change no
-// call made, it is logged.
+// notify runs OnStateChange, and tells the observer (EventStateChanged),
+// for the queued changes, in order, on a goroutine of its own, which ends
+// when none is left: neither ever runs on an actor, nor under the
+// breaker's lock, and one that blocks holds up only the call whose outcome
+// made its change (and the changes after it). A panic in either is that
+// call's outcome; for a change no call made, it is logged.
 func (b *behavior[Req, Res]) notify() {
 	for {
 		b.mu.Lock()
@@ -32,12 +35,21 @@ func (b *behavior[Req, Res]) notify() {
 		b.notices = b.notices[1:]
 		b.mu.Unlock()
 
-		perr := stagekit.Guard("breaker: OnStateChange", func() { b.o.onChange(n.from, n.to) })
+		var perr, oerr error
+		if b.o.onChange != nil {
+			perr = stagekit.Guard("breaker: OnStateChange", func() { b.o.onChange(n.from, n.to) })
+		}
+		if b.rep != nil { // a panic is logged by Report
+			oerr = b.rep.Report(troupe.Event{Type: troupe.EventStateChanged, From: n.from.String(), To: n.to.String()})
+		}
 		switch {
 		case n.e != nil:
 			err := n.err
 			if perr != nil {
 				err = withPanic(perr, err)
+			}
+			if oerr != nil {
+				err = withPanic(oerr, err)
 			}
 			n.e.CompleteAt(n.pos-1, n.res, err)
 			n.e.Unref()

@@ -19,5 +19,9 @@
 //     a timed-out call; outside a LoadShed or a rate limit, it answers the
 //     calls they refuse.
 //
+// An observer attached to the stack (troupe.Observer) is told of each
+// failure the fallback answers (troupe.EventFallback), where the failure
+// was produced.
+//
 // A Fallback is safe for concurrent use.
 package fallback

@@ -87,6 +87,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 	if err != nil {
 		return nil, fmt.Errorf("fallback: %w", err)
 	}
+	b.st = st
 	f := &Fallback[Req, Res]{b: b}
 	f.Handle = stagekit.NewHandle(st, nil, func() any { return f.Counts() })
 	return f, nil
@@ -106,8 +107,9 @@ func Layer[Req, Res any](fn Func[Req, Res], opts ...Option) troupe.Layer[Req, Re
 type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
 	fn       Func[Req, Res]
-	when     func(error) bool // nil: the default
-	children *sync.Pool       // envelopes the fallback runs with
+	when     func(error) bool          // nil: the default
+	st       *stagekit.Stage[Req, Res] // set by New, before any request
+	children *sync.Pool                // envelopes the fallback runs with
 	taken    atomic.Uint64
 	failed   atomic.Uint64
 }
@@ -122,7 +124,8 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 }
 
 // Complete is the hook of the stage's frames: the inner outcome. An error
-// the fallback takes is kept, and the fallback handed to the caller.
+// the fallback takes is kept (EventFallback), and the fallback handed to
+// the caller.
 func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	if err == nil || e.Delivered() {
 		return res, err, false
@@ -133,6 +136,11 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	}
 	if !accepted {
 		return res, err, false
+	}
+	if r := b.st.Reporter(); r != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err}); perr != nil {
+			return res, stagekit.JoinPanic(perr, err), false // the observer panicked: no fallback
+		}
 	}
 	b.taken.Add(1)
 	r := &run[Req, Res]{b: b, parent: e, pos: f.Pos(), orig: err} // failures only: not pooled

@@ -109,6 +109,9 @@ func runCheck[Req any](check func(context.Context, Req) (Req, error), ctx contex
 	return out, err
 }
 
+// RejectReason: a rejection is ReasonFiltered (stagekit.Rejecter).
+func (b *asyncBehavior[Req, Res]) RejectReason(err error) troupe.Reason { return rejectReason(err) }
+
 // claim reports whether the caller is the one to act on m's request.
 func (b *asyncBehavior[Req, Res]) claim(m *checkMsg[Req, Res]) bool {
 	if !m.claimed.CompareAndSwap(false, true) {

@@ -49,5 +49,8 @@
 //     cancelled, so no check goroutine outlives the stage for longer than
 //     its check takes to notice.
 //
+// An observer attached to the stack (troupe.Observer) is told of each
+// rejection (troupe.EventRejected with troupe.ReasonFiltered).
+//
 // Filter and AsyncFilter are safe for concurrent use.
 package filter

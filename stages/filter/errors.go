@@ -34,3 +34,12 @@ func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
 
 // Unwrap returns the predicate's or check's error.
 func (e *RejectedError) Unwrap() error { return e.Err }
+
+// rejectReason says that a filter's rejection is one, for the observer
+// (stagekit.Rejecter): the sync and async behaviors both use it.
+func rejectReason(err error) troupe.Reason {
+	if errors.Is(err, ErrRejected) {
+		return troupe.ReasonFiltered
+	}
+	return troupe.ReasonOther
+}

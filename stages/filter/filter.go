@@ -78,6 +78,9 @@ func (b *syncBehavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stageki
 	s.Forward(e)
 }
 
+// RejectReason: a rejection is ReasonFiltered (stagekit.Rejecter).
+func (b *syncBehavior[Req, Res]) RejectReason(err error) troupe.Reason { return rejectReason(err) }
+
 // runPredicate runs pred, turning a rejection into a *RejectedError and a
 // panic into a *troupe.PanicError.
 func runPredicate[Req any](pred func(Req) (Req, error), in Req) (Req, error) {

@@ -1,6 +1,7 @@
 package hedge
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/internal/dheap"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -40,19 +40,17 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	b := &behavior[Req, Res]{cfg: cfg, children: stagekit.NewPool[Req, Res]()}
+	b := &behavior[Req, Res]{cfg: cfg, children: stagekit.NewPool[Req, Res](), clock: stagekit.NewClock()}
 	if cfg.minSamples > 0 {
-		b.win = newWindow(cfg.span, cfg.samples, time.Now())
+		b.win = newWindow(cfg.span, cfg.samples, b.clock.Now())
 	}
 	b.sessions.New = func() any {
-		ss := &session[Req, Res]{b: b, atts: make([]attempt[Req, Res], 1+cfg.maxHedges), idx: -1}
+		ss := &session[Req, Res]{b: b, atts: make([]attempt[Req, Res], 1+cfg.maxHedges)}
 		for i := range ss.atts {
 			ss.atts[i].ss, ss.atts[i].n = ss, i
 		}
 		return ss
 	}
-	b.waits.Less = func(x, y *session[Req, Res]) bool { return x.due.Before(y.due) }
-	b.waits.SetIndex = func(ss *session[Req, Res], i int) { ss.idx = i }
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "hedge", Capacity: cfg.capacity}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("hedge: %w", err)
@@ -92,25 +90,35 @@ func (x *Hedge[Req, Res]) Counts() Counts {
 func (x *Hedge[Req, Res]) Delay() (time.Duration, bool) { return x.b.delayAt(time.Now()) }
 
 // behavior runs the sessions of one hedging stage. Its fields marked
-// "actor" are owned by the stage's actor; the live list is shared with the
-// goroutines that complete attempts, under mu.
+// "actor" are owned by the stage's actor; the live and pending lists, and
+// the sessions' state, are shared with the goroutines that complete
+// attempts, under mu.
 type behavior[Req, Res any] struct {
 	cfg      config[Req, Res]
 	win      *window // nil without Percentile
+	clock    stagekit.Clock
 	st       *stagekit.Stage[Req, Res]
-	alarm    *stagekit.Alarm
+	alarm    *stagekit.Alarm // set for the first pending hedge; one for the stage
 	waiter   *mailbox.Waiter // one wait on the inner service at a time
 	children *sync.Pool      // attempt envelopes
 	sessions sync.Pool
 
 	hedges, won, refused atomic.Uint64
 
+	// mu guards the two lists, and the state of the sessions (see session),
+	// so that the outcome that ends one takes a single lock.
 	mu   sync.Mutex
 	live sessionList[Req, Res] // sessions in flight; guarded by mu
+	// Sessions until their next hedge, by due time; guarded by mu. A
+	// session that ends leaves it at once (finish), so that it can be
+	// reused: a request answered before its delay costs no timer and
+	// leaves nothing behind.
+	pending pendingList[Req, Res]
 
-	waits    dheap.Heap[*session[Req, Res]] // actor; sessions until their next hedge, by due time
-	needUnit []*session[Req, Res]           // actor; sessions waiting for an inner unit, first in line first
-	waiting  bool                           // actor; b.waiter is in the inner service's line
+	alarmAt  time.Time            // actor; when the alarm is armed for, zero when it is not
+	slab     *ctxSlab             // actor; where attempt contexts are carved from
+	needUnit []*session[Req, Res] // actor; sessions waiting for an inner unit, first in line first
+	waiting  bool                 // actor; b.waiter is in the inner service's line
 
 	breaking *session[Req, Res] // actor; while broken closes the stage, the session answered with breakErr
 	breakErr error              // actor
@@ -132,20 +140,56 @@ func (b *behavior[Req, Res]) count() int {
 	return b.live.n
 }
 
+// pendingCount returns how many sessions wait for their next hedge's time.
+func (b *behavior[Req, Res]) pendingCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending.n
+}
+
+// newCtx returns a context for an attempt of a request whose context is
+// parent, carved from the stage's slab (actor).
+func (b *behavior[Req, Res]) newCtx(parent context.Context) *attemptCtx {
+	c := b.slab.take(parent)
+	if c == nil {
+		b.slab = new(ctxSlab)
+		c = b.slab.take(parent)
+	}
+	return c
+}
+
 // Request starts a session for a request taken from the mailbox: it
 // deposits into the budget and sends the original attempt as soon as the
-// inner service grants a unit.
+// inner service grants a unit (at once when it is ready and nobody is in
+// line; otherwise in line, see queue). The clock is read once, for both.
 func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	ss := b.sessions.Get().(*session[Req, Res])
 	ss.start(e)
+	now := b.clock.Now()
 	if b.cfg.budget != nil {
-		b.cfg.budget.Deposit()
+		b.cfg.budget.DepositAt(now)
 	}
+	// The inner service is asked before the stage keeps e: should its
+	// readiness panic, the stage answers e itself, and ss is never used.
+	var ok bool
+	var err error
+	if len(b.needUnit) == 0 {
+		ok, err = b.st.Inner().TryReserve()
+	}
+	s.Keep(e) // Fail answers it from now on, through ss, which goes live before anything can fail
+	if ok && err == nil {
+		ss.sendOriginal(now, true)
+		return
+	}
+	ss.goLive(1) // the session's own reference
 	b.mu.Lock()
 	b.live.push(ss)
 	b.mu.Unlock()
-	s.Keep(e) // Fail answers it from now on
-	b.wantUnit(ss)
+	if err != nil {
+		b.broken(ss, err)
+		return
+	}
+	b.queue(ss)
 }
 
 // Idle reports whether no session is in flight.
@@ -156,8 +200,16 @@ func (b *behavior[Req, Res]) Idle() bool { return b.count() == 0 }
 // discarded.
 func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
-	for b.waits.Len() > 0 {
-		b.waits.Remove(0).unref()
+	b.alarmAt = time.Time{}
+	b.mu.Lock()
+	var unlisted []*session[Req, Res]
+	for ss := b.pending.head; ss != nil; ss = b.pending.head {
+		b.pending.remove(ss)
+		unlisted = append(unlisted, ss)
+	}
+	b.mu.Unlock()
+	for _, ss := range unlisted {
+		ss.unref() // the pending list's reference
 	}
 	for _, ss := range b.needUnit {
 		ss.stopWatch()

@@ -42,33 +42,51 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	}
 }
 
-// tick sends the hedges that are due.
+// tick sends the hedges that are due, then sets the alarm for the next.
+// A session taken out of the pending list here brings the list's
+// reference with it; one that ended meanwhile has left the list already.
 func (b *behavior[Req, Res]) tick() {
 	b.alarm.Fired()
-	now := time.Now()
-	for b.waits.Len() > 0 && !b.waits.Min().due.After(now) {
-		ss := b.waits.Remove(0)
+	b.alarmAt = time.Time{}
+	now := b.clock.Now()
+	for {
+		b.mu.Lock()
+		ss := b.pending.popDue(now)
+		if ss == nil {
+			var next time.Time
+			if b.pending.head != nil {
+				next = b.pending.head.due
+			}
+			b.mu.Unlock()
+			if !next.IsZero() {
+				b.setAlarm(next)
+			}
+			return
+		}
+		b.mu.Unlock()
 		b.hedgeDue(ss)
-		ss.unref() // the heap's reference
-	}
-	if b.waits.Len() > 0 {
-		b.alarm.Set(b.waits.Min().due)
+		ss.unref() // the pending list's reference
 	}
 }
 
-// schedule makes ss's next hedge due at (actor, ss.mu held).
-func (b *behavior[Req, Res]) schedule(ss *session[Req, Res], at time.Time) {
-	ss.due = at
-	ss.refs.Add(1) // the heap's reference; a session that ends meanwhile stays until due
-	b.waits.Push(ss)
-	b.alarm.Set(b.waits.Min().due)
+// setAlarm arms the alarm for at unless it is armed for an earlier or
+// equal time already (actor). The actor keeps the time it armed it for,
+// so that a request whose hedge goes first behind an earlier one that
+// ended (the list was empty) leaves the alarm alone, as Set would, without
+// taking its lock: the alarm fires for nothing, and tick sets it again.
+func (b *behavior[Req, Res]) setAlarm(at time.Time) {
+	if !b.alarmAt.IsZero() && !at.Before(b.alarmAt) {
+		return
+	}
+	b.alarmAt = at
+	b.alarm.Set(at)
 }
 
 // hedgeDue asks for a unit for ss's next hedge, unless the session needs
 // none: it ended, nobody waits for it, or the budget affords no hedge.
 func (b *behavior[Req, Res]) hedgeDue(ss *session[Req, Res]) {
-	ss.mu.Lock()
-	stop := ss.done.Load() || ss.noMore
+	b.mu.Lock()
+	stop := ss.done || ss.noMore
 	if !stop && (ss.parent.Delivered() || ss.ctx.Err() != nil) {
 		ss.noMore, stop = true, true
 	}
@@ -76,16 +94,16 @@ func (b *behavior[Req, Res]) hedgeDue(ss *session[Req, Res]) {
 		ss.noMore, stop = true, true
 		b.refused.Add(1)
 	}
-	ss.mu.Unlock()
+	b.mu.Unlock()
 	if !stop {
 		b.wantUnit(ss)
 	}
 }
 
-// wantUnit reserves an inner unit for ss's next attempt, through the
-// inner service's readiness path: at once when it is ready and nobody is
-// in line, otherwise in line (first come, first served), and while anyone
-// is in line the stage takes no new request.
+// wantUnit reserves an inner unit for ss's next hedge, through the inner
+// service's readiness path: at once when it is ready and nobody is in
+// line, otherwise in line (see queue). Request does the same for the
+// original.
 func (b *behavior[Req, Res]) wantUnit(ss *session[Req, Res]) {
 	if len(b.needUnit) == 0 {
 		ok, err := b.st.Inner().TryReserve()
@@ -94,11 +112,17 @@ func (b *behavior[Req, Res]) wantUnit(ss *session[Req, Res]) {
 			return
 		}
 		if ok {
-			b.spend(ss)
+			ss.sendHedge()
 			return
 		}
 	}
-	ss.refs.Add(1) // the line's reference
+	b.queue(ss)
+}
+
+// queue puts ss in line for an inner unit: first come, first served, and
+// while anyone is in line the stage takes no new request.
+func (b *behavior[Req, Res]) queue(ss *session[Req, Res]) {
+	ss.ref(1) // the line's reference
 	ss.setQueued(true)
 	if ss.sent == 0 {
 		ss.watch()
@@ -111,7 +135,7 @@ func (b *behavior[Req, Res]) wantUnit(ss *session[Req, Res]) {
 // spend sends ss's next attempt with the unit just reserved.
 func (b *behavior[Req, Res]) spend(ss *session[Req, Res]) {
 	if ss.sent == 0 {
-		ss.sendOriginal()
+		ss.sendOriginal(b.clock.Now(), false)
 	} else {
 		ss.sendHedge()
 	}
@@ -177,10 +201,10 @@ func (b *behavior[Req, Res]) popUnit() *session[Req, Res] {
 		ss := b.needUnit[0]
 		b.needUnit[0] = nil
 		b.needUnit = b.needUnit[1:]
-		ss.mu.Lock()
+		b.mu.Lock()
 		ss.queued = false
-		stale := ss.done.Load() || (ss.sent > 0 && ss.noMore)
-		ss.mu.Unlock()
+		stale := ss.done || (ss.sent > 0 && ss.noMore)
+		b.mu.Unlock()
 		if !stale {
 			return ss
 		}

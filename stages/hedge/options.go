@@ -145,6 +145,7 @@ type config[Req, Res any] struct {
 	maxHedges  int
 	budget     *budget.Budget // nil: none
 	final      func(Res, error) bool
+	userFinal  bool          // final is the user's (Final): it runs under stagekit.Guard1
 	clone      func(Req) Req // nil: the same value
 }
 
@@ -195,6 +196,7 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	case c.final == nil:
 		c.final = succeeded[Res]
 	}
+	c.userFinal = o.hasFinal
 	return c, nil
 }
 

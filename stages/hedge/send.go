@@ -4,39 +4,57 @@ import (
 	"context"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // sendOriginal sends the request's first attempt with the unit reserved
-// for it (actor). The delay is read now: the clock of the first hedge
-// starts when the original is sent, not while it waited for a unit. A
-// request that will not be hedged keeps its own context.
-func (ss *session[Req, Res]) sendOriginal() {
+// for it (actor), at now. The delay is read now: the clock of the first
+// hedge starts when the original is sent, not while it waited for a unit.
+// A request that will not be hedged keeps its own context. enter says
+// that ss is not live yet (Request sends it at once): it goes into the
+// live list under the same lock as into the pending one.
+//
+// Until its original is sent, only the actor touches a session (see
+// session), so its fields are set before the stage's lock is taken, for
+// the lists alone.
+func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	b := ss.b
 	ss.stopWatch()
-	now := time.Now()
-	d, hedged := b.delayAt(now)
-	ss.mu.Lock()
-	if ss.done.Load() {
-		ss.mu.Unlock()
+	if !enter && ss.isDone() { // it ended while it waited for the unit
 		b.st.Inner().Unreserve()
 		return
 	}
+	d, hedged := b.delayAt(now)
 	a := &ss.atts[0]
 	ctx := ss.ctx
+	refs := int32(1) // the attempt's
 	if hedged {
-		a.ctx = newAttemptCtx(ss.ctx)
+		a.ctx = b.newCtx(ss.ctx)
 		ctx = a.ctx
 		ss.delay = d
-		b.schedule(ss, now.Add(d))
+		refs++ // the pending list's
 	} else {
 		ss.noMore = true
 	}
+	if enter {
+		ss.goLive(1 + refs) // and the session's own
+	} else {
+		ss.ref(refs)
+	}
 	a.sent = now
 	ss.sent, ss.running = 1, 1
-	ss.refs.Add(1) // the attempt's reference
+	due := now.Add(d)
+	b.mu.Lock()
+	if enter {
+		b.live.push(ss)
+	}
+	first := hedged && b.pending.insert(ss, due)
+	b.mu.Unlock()
+	if first {
+		b.setAlarm(due)
+	}
 	att := stagekit.NewChild(b.children, ss.parent, ctx, ss.req, stagekit.Hook[Req, Res](a))
-	ss.mu.Unlock()
 	b.st.SendInner(att)
 }
 
@@ -47,7 +65,7 @@ func (ss *session[Req, Res]) sendOriginal() {
 func (ss *session[Req, Res]) sendHedge() {
 	b := ss.b
 	req := ss.req
-	if b.cfg.clone != nil && !ss.done.Load() {
+	if b.cfg.clone != nil && !ss.isDone() {
 		c, err := stagekit.Guard1("hedge: Clone", func() (Req, error) { return b.cfg.clone(ss.req), nil })
 		if err != nil {
 			b.st.Inner().Unreserve()
@@ -56,31 +74,41 @@ func (ss *session[Req, Res]) sendHedge() {
 		}
 		req = c
 	}
-	ss.mu.Lock()
-	if !ss.done.Load() && !ss.noMore && (ss.parent.Delivered() || ss.ctx.Err() != nil) {
+	b.mu.Lock()
+	if !ss.done && !ss.noMore && (ss.parent.Delivered() || ss.ctx.Err() != nil) {
 		ss.noMore = true // nobody waits for the request any more
 	}
-	if !ss.done.Load() && !ss.noMore && b.cfg.budget != nil && !b.cfg.budget.Withdraw() {
+	if !ss.done && !ss.noMore && b.cfg.budget != nil && !b.cfg.budget.Withdraw() {
 		ss.noMore = true
 		b.refused.Add(1)
 	}
-	if ss.done.Load() || ss.noMore {
-		ss.mu.Unlock()
+	if ss.done || ss.noMore {
+		b.mu.Unlock()
 		b.st.Inner().Unreserve()
 		return
 	}
-	now := time.Now()
+	now := b.clock.Now()
 	a := &ss.atts[ss.sent]
-	a.ctx, a.sent = newAttemptCtx(ss.ctx), now
+	a.ctx, a.sent = b.newCtx(ss.ctx), now
 	ss.sent++
+	n := ss.sent - 1 // the hedge's number: 1 for the first
 	ss.running++
-	ss.refs.Add(1) // the attempt's reference
+	ss.ref(1) // the attempt's reference
 	att := stagekit.NewChild(b.children, ss.parent, context.Context(a.ctx), req, stagekit.Hook[Req, Res](a))
 	att.Detach() // beside the original, which may be running on the caller's goroutine
+	var first bool
+	due := now.Add(ss.delay)
 	if ss.sent <= b.cfg.maxHedges {
-		b.schedule(ss, now.Add(ss.delay))
+		ss.ref(1) // the pending list's reference
+		first = b.pending.insert(ss, due)
 	}
-	ss.mu.Unlock()
+	b.mu.Unlock()
+	if first {
+		b.setAlarm(due)
+	}
 	b.hedges.Add(1)
+	if r := b.st.Reporter(); r != nil {
+		_ = r.Report(troupe.Event{Type: troupe.EventHedged, Attempt: n}) // a panic is logged; the hedge goes on
+	}
 	b.st.SendInner(att)
 }

@@ -2,7 +2,6 @@ package hedge
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,12 +12,22 @@ import (
 // The stage holds the request (and its slot) until the session ends, once:
 // the first final outcome, the last outcome when none was final, a failure
 // of the stage, or the caller leaving while the original waited for a unit.
-// Whoever ends it sets done under mu; from then on no attempt is sent and
-// every later outcome is discarded.
+// Whoever ends it sets done and takes it out of the stage's lists at once,
+// under b.mu; from then on no attempt is sent and every later outcome is
+// discarded.
+//
+// Its state is guarded by the stage's mu, which also guards the lists it
+// is in, so that the outcome that ends a session takes one lock. Until the
+// original is sent, only the actor touches a session (no outcome can come,
+// and whatever ends it runs on the actor), so sendOriginal sets running,
+// sent, noMore and delay without the lock.
 type session[Req, Res any] struct {
 	b    *behavior[Req, Res]
 	atts []attempt[Req, Res] // 1+maxHedges, made once per pooled session
-	refs atomic.Int32        // 1 until the session ends, +1 per attempt in flight, per heap or line entry
+	// refs counts the references: 1 until the session ends, +1 per attempt
+	// in flight, in the pending list, in line. It changes with sync/atomic,
+	// except that goLive stores it plainly.
+	refs int32
 
 	// Set by start on the actor, then read-only until the session is reused.
 	gen    uint64                       // bumped at every reuse: stale messages are ignored
@@ -26,20 +35,19 @@ type session[Req, Res any] struct {
 	req    Req
 	ctx    context.Context // the request's context
 
-	mu      sync.Mutex
-	done    atomic.Bool   // the session has its outcome; set under mu
-	running int           // attempts sent whose outcome has not come; guarded by mu
-	sent    int           // attempts sent, the original included; changed by the actor under mu
-	noMore  bool          // send no further hedge; guarded by mu
-	queued  bool          // in b.needUnit; guarded by mu
-	delay   time.Duration // between attempts; set by the actor under mu with the original
+	done    bool          // the session has its outcome; guarded by b.mu
+	running int           // attempts sent whose outcome has not come; guarded by b.mu
+	sent    int           // attempts sent, the original included; changed by the actor, under b.mu
+	noMore  bool          // send no further hedge; guarded by b.mu
+	queued  bool          // in b.needUnit; guarded by b.mu
+	delay   time.Duration // between attempts; set by the actor with the original
 
-	// Actor-owned.
-	due     time.Time   // when the next hedge is due
-	idx     int         // place in b.waits, -1 when not there
-	unwatch func() bool // stops watching the request's context while the original waits
+	unwatch func() bool // stops watching the request's context while the original waits; actor-owned
 
-	prev, next *session[Req, Res] // live list; guarded by b.mu
+	prev, next   *session[Req, Res] // live list; guarded by b.mu
+	pprev, pnext *session[Req, Res] // pending list; guarded by b.mu
+	due          time.Time          // when the next hedge is due, while listed; guarded by b.mu
+	listed       bool               // in the pending list; guarded by b.mu
 }
 
 // attempt is one send of the request: its hook and its context.
@@ -50,47 +58,60 @@ type attempt[Req, Res any] struct {
 	ctx  *attemptCtx // nil when the session cannot hedge (the request's own context)
 }
 
-// start readies a pooled session for request e (actor).
+// start readies a pooled session for request e (actor). A pooled session
+// went back with no reference: its own is taken as it goes live (see
+// Request).
 func (ss *session[Req, Res]) start(e *stagekit.Envelope[Req, Res]) {
 	ss.gen++
 	ss.parent, ss.req, ss.ctx = e, e.Req, e.Ctx
-	ss.done.Store(false)
-	ss.running, ss.sent, ss.noMore, ss.queued, ss.delay = 0, 0, false, false, 0
-	ss.refs.Store(1)
+	ss.done, ss.running, ss.sent, ss.noMore, ss.queued, ss.delay = false, 0, 0, false, false, 0
+}
+
+// isDone reports whether the session has its outcome.
+func (ss *session[Req, Res]) isDone() bool {
+	ss.b.mu.Lock()
+	defer ss.b.mu.Unlock()
+	return ss.done
 }
 
 // Complete is the hook of an attempt's first frame: the attempt's outcome,
 // where it was produced. A success is a latency sample; the first final
 // outcome ends the session, as does the last one when none was final.
+// The user's Final runs without the lock, and not for an outcome that
+// comes after the session ended (a loser's, discarded).
 func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ss := a.ss
-	defer ss.unref()
 	b := ss.b
 	if err == nil && b.win != nil {
-		now := time.Now()
+		now := b.clock.Now()
 		b.win.record(now, now.Sub(a.sent))
 	}
-	if ss.done.Load() {
+	final := err == nil // the default Final, which cannot panic
+	if b.cfg.userFinal {
+		if ss.isDone() {
+			ss.unref() // the attempt's reference
+			return res, err, false
+		}
+		var perr error
+		final, perr = stagekit.Guard1("hedge: Final", func() (bool, error) { return b.cfg.final(res, err), nil })
+		if perr != nil {
+			var zero Res
+			res, err, final = zero, perr, true
+		}
+	}
+	b.mu.Lock()
+	if ss.done {
+		b.mu.Unlock()
+		ss.unref()
 		return res, err, false // a loser's late outcome: discarded
-	}
-	final, perr := stagekit.Guard1("hedge: Final", func() (bool, error) { return b.cfg.final(res, err), nil })
-	if perr != nil {
-		var zero Res
-		res, err, final = zero, perr, true
-	}
-	ss.mu.Lock()
-	if ss.done.Load() {
-		ss.mu.Unlock()
-		return res, err, false
 	}
 	ss.running--
 	if !final && ss.running > 0 {
-		ss.mu.Unlock() // another attempt may still do better
+		b.mu.Unlock() // another attempt may still do better
+		ss.unref()
 		return res, err, false
 	}
-	sent, queued := ss.settleLocked()
-	ss.mu.Unlock()
-	ss.finish(a, res, err, sent, queued)
+	ss.finish(a, res, err, 1)
 	return res, err, false
 }
 
@@ -98,31 +119,34 @@ func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit
 // reports whether it did. winner is the attempt whose outcome it is, nil
 // for an outcome of the stage's own.
 func (ss *session[Req, Res]) end(winner *attempt[Req, Res], res Res, err error) bool {
-	ss.mu.Lock()
-	if ss.done.Load() {
-		ss.mu.Unlock()
+	ss.b.mu.Lock()
+	if ss.done {
+		ss.b.mu.Unlock()
 		return false
 	}
-	sent, queued := ss.settleLocked()
-	ss.mu.Unlock()
-	ss.finish(winner, res, err, sent, queued)
+	ss.finish(winner, res, err, 0)
 	return true
 }
 
-// settleLocked marks the session done (mu held) and returns what finish
-// needs: the attempts sent, which no longer change, and whether it waits
-// in line for a unit.
-func (ss *session[Req, Res]) settleLocked() (sent int, queued bool) {
-	ss.done.Store(true)
-	return ss.sent, ss.queued
-}
-
-// finish delivers the session's outcome, once: the other attempts'
-// contexts are cancelled first (the winner's is only unlinked: its
-// response may still need it), then the request is answered and its slot
-// freed.
-func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err error, sent int, queued bool) {
+// finish delivers the session's outcome, once. It is called with b.mu
+// held and unlocks it: the session is marked done and leaves the live
+// and pending lists (a hedge still due is forgotten at once); then the
+// other attempts' contexts are cancelled (the winner's is only unlinked:
+// its response may still need it), the request is answered and its slot
+// freed. The session's references go with it: its own, the pending
+// list's if it was listed, and held more, those of the caller (the
+// winning attempt's).
+func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err error, held int32) {
 	b := ss.b
+	ss.done = true
+	sent, queued := ss.sent, ss.queued // no longer change
+	b.live.remove(ss)
+	if ss.listed {
+		b.pending.remove(ss)
+		held++
+	}
+	idle := b.live.n == 0
+	b.mu.Unlock()
 	for i := range sent {
 		a := &ss.atts[i]
 		switch {
@@ -139,19 +163,28 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 	if winner != nil && winner.n > 0 {
 		b.won.Add(1)
 	}
-	b.mu.Lock()
-	b.live.remove(ss)
-	idle := b.live.n == 0
-	b.mu.Unlock()
 	b.st.Respond(ss.parent, res, err)
 	if idle {
 		b.st.Recheck() // a draining stage may stop now
 	}
-	ss.unref()
+	ss.drop(1 + held)
 }
 
-func (ss *session[Req, Res]) unref() {
-	if ss.refs.Add(-1) != 0 {
+// goLive gives a session that goes live its first n references (actor).
+// A plain store, with no fence: the session is the actor's alone until it
+// goes into a list under b.mu or its attempt is sent, which hand it over,
+// and the pool ordered its last drop before (as it orders the other
+// fields start sets).
+func (ss *session[Req, Res]) goLive(n int32) { ss.refs = n }
+
+// ref adds n references.
+func (ss *session[Req, Res]) ref(n int32) { atomic.AddInt32(&ss.refs, n) }
+
+func (ss *session[Req, Res]) unref() { ss.drop(1) }
+
+// drop drops n references; at none left, the session goes back to the pool.
+func (ss *session[Req, Res]) drop(n int32) {
+	if atomic.AddInt32(&ss.refs, -n) != 0 {
 		return
 	}
 	var zero Req
@@ -163,9 +196,9 @@ func (ss *session[Req, Res]) unref() {
 }
 
 func (ss *session[Req, Res]) setQueued(q bool) {
-	ss.mu.Lock()
+	ss.b.mu.Lock()
 	ss.queued = q
-	ss.mu.Unlock()
+	ss.b.mu.Unlock()
 }
 
 // watch ends the session when the request's context ends while its
@@ -184,32 +217,4 @@ func (ss *session[Req, Res]) stopWatch() {
 		ss.unwatch()
 		ss.unwatch = nil
 	}
-}
-
-// sessionList is an intrusive list of sessions.
-type sessionList[Req, Res any] struct {
-	head *session[Req, Res]
-	n    int
-}
-
-func (l *sessionList[Req, Res]) push(ss *session[Req, Res]) {
-	ss.prev, ss.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = ss
-	}
-	l.head = ss
-	l.n++
-}
-
-func (l *sessionList[Req, Res]) remove(ss *session[Req, Res]) {
-	if ss.prev != nil {
-		ss.prev.next = ss.next
-	} else {
-		l.head = ss.next
-	}
-	if ss.next != nil {
-		ss.next.prev = ss.prev
-	}
-	ss.prev, ss.next = nil, nil
-	l.n--
 }

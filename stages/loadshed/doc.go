@@ -75,5 +75,9 @@
 // takes its slot: the context given to Reserve, or the request's own when a
 // stage outside sends it in. Without KeepFor the stage never looks.
 //
+// An observer attached to the stack (troupe.Observer) is told of each
+// call shed (troupe.EventShed, and troupe.EventRejected with
+// troupe.ReasonOverloaded), on the goroutine that sent it.
+//
 // A LoadShed is safe for concurrent use.
 package loadshed

@@ -43,7 +43,9 @@ func (l *shedInner[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
 		return
 	}
 	if err == nil {
-		err = ErrOverloaded
+		err = (*LoadShed[Req, Res])(l).shedErr()
+	} else {
+		err = l.st.Rejected(err) // closed
 	}
 	var zero Res
 	e.Answer(zero, err)

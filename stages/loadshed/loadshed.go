@@ -88,18 +88,36 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 	case ok:
 		return l.st.Permit(), nil
 	default:
-		return l.shed.Issue(overloaded[Req, Res]{}), nil
+		return l.shed.Issue(overloaded[Req, Res]{l}), nil
 	}
 }
 
 // overloaded is the reservation of a permit issued while the stage was
 // full: it holds nothing.
-type overloaded[Req, Res any] struct{}
+type overloaded[Req, Res any] struct{ l *LoadShed[Req, Res] }
 
 // Call sheds the request.
-func (overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
+func (o overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
 	var zero Res
-	return zero, ErrOverloaded
+	return zero, o.l.shedErr()
+}
+
+// shedErr is the error of a shed call, reported to the observer
+// (EventShed, and EventRejected with ReasonOverloaded): ErrOverloaded,
+// joined with the observer's panic if it panicked.
+func (l *LoadShed[Req, Res]) shedErr() error {
+	r := l.st.Reporter()
+	if r == nil {
+		return ErrOverloaded
+	}
+	perr := r.Report(troupe.Event{Type: troupe.EventShed, Err: ErrOverloaded})
+	if err := r.Report(troupe.Event{Type: troupe.EventRejected, Reason: troupe.ReasonOverloaded, Err: ErrOverloaded}); perr == nil {
+		perr = err
+	}
+	if perr != nil {
+		return stagekit.JoinPanic(perr, ErrOverloaded)
+	}
+	return ErrOverloaded
 }
 
 // Release does nothing: an overloaded permit holds no capacity.

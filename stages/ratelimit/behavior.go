@@ -29,7 +29,8 @@ type behavior[Req, Res any] struct {
 	// every window or spacing interval, never replaced: no timer
 	// is allocated per window or per request. Safe for concurrent use.
 	alarm *stagekit.Alarm
-	clock stagekit.Clock // made with the stage
+	clock stagekit.Clock     // made with the stage
+	rep   *stagekit.Reporter // the observer's (nil: none); set by attach
 
 	mu      sync.Mutex
 	lim     limiter // guarded by mu; changed by the actor only
@@ -52,6 +53,7 @@ func newBehavior[Req, Res any](lim limiter) *behavior[Req, Res] {
 // the stage is spawned and before anyone can send it a request.
 func (b *behavior[Req, Res]) attach(s *stagekit.Stage[Req, Res]) {
 	b.alarm = s.NewAlarm(tick{})
+	b.rep = s.Reporter()
 }
 
 // Request spends a unit for e and forwards it, or keeps it while Limited.
@@ -76,8 +78,12 @@ func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) b
 	ok := b.lim.take(now)
 	until, limited := b.lim.limitedUntil(now)
 	limited = limited || !ok
+	was := b.limited
 	b.limited = limited
 	b.mu.Unlock()
+	if was != limited && b.rep != nil {
+		b.changed(limited)
+	}
 	if limited {
 		s.Mailbox().SetAdmission(false)
 		s.PauseRequests(true)
@@ -113,14 +119,29 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	}
 	b.mu.Lock()
 	until, limited := b.lim.limitedUntil(now)
+	was := b.limited
 	b.limited = limited
 	b.mu.Unlock()
+	if was != limited && b.rep != nil {
+		b.changed(limited)
+	}
 	if limited { // the last kept request spent the last unit, or a stale tick
 		b.alarm.Set(until)
 		return
 	}
 	s.Mailbox().SetAdmission(true)
 	s.PauseRequests(false)
+}
+
+// changed tells the observer that the stage went Limited, or ready again
+// (EventStateChanged, on the actor). A panic in it is logged: the calls
+// go on.
+func (b *behavior[Req, Res]) changed(limited bool) {
+	ev := troupe.Event{Type: troupe.EventStateChanged, From: "ready", To: "limited"}
+	if !limited {
+		ev.From, ev.To = ev.To, ev.From
+	}
+	_ = b.rep.Report(ev)
 }
 
 func (b *behavior[Req, Res]) popKept() {

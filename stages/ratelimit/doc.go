@@ -60,6 +60,10 @@
 //     up keep their slots until the stage takes them, at the next unit; they
 //     spend nothing.
 //
+// An observer attached to the stack (troupe.Observer) is told when the
+// stage goes Limited and ready again (troupe.EventStateChanged, "ready"
+// and "limited"), on the stage's actor.
+//
 // A RateLimit is safe for concurrent use; Limited and Snapshot may be
 // called from any goroutine.
 package ratelimit

@@ -17,7 +17,7 @@ type (
 		gen uint64
 	}
 	dialFailedMsg struct{ err error }
-	restartedMsg  struct{}
+	restartedMsg  struct{ err error }
 	stoppedMsg    struct {
 		last   error
 		failed bool
@@ -55,21 +55,32 @@ type behavior[Req, Res any] struct {
 	ended bool                     // actor; the connection actor stopped: no connection will come
 }
 
-// set moves to state to and tells OnStateChange, under stagekit.Guard: it
-// returns the callback's panic, a *troupe.PanicError, for the request the
-// change was made for (see unheard for changes no request waits for).
+// set moves to state to and tells OnStateChange, under stagekit.Guard,
+// and the observer (EventStateChanged): it returns the panic of either, a
+// *troupe.PanicError, for the request the change was made for (see
+// unheard for changes no request waits for).
 func (b *behavior[Req, Res]) set(to State) error {
 	from := State(b.state.Swap(int32(to)))
-	if from == to || b.onChange == nil {
+	if from == to {
 		return nil
 	}
-	return stagekit.Guard("reconnect: OnStateChange", func() { b.onChange(from, to) })
+	var err error
+	if b.onChange != nil {
+		err = stagekit.Guard("reconnect: OnStateChange", func() { b.onChange(from, to) })
+	}
+	if r := b.st.Reporter(); r != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventStateChanged, From: from.String(), To: to.String()}); err == nil {
+			err = perr
+		}
+	}
+	return err
 }
 
-// unheard logs err, a panic of OnStateChange that no request is told about.
+// unheard logs err, a panic of OnStateChange or of the observer that no
+// request is told about.
 func (b *behavior[Req, Res]) unheard(err error) {
 	if err != nil {
-		b.log.Error("reconnect: OnStateChange panicked", "stage", b.st.Name(), "err", err)
+		b.log.Error("reconnect: a state change's callback panicked", "stage", b.st.Name(), "err", err)
 	}
 }
 
@@ -150,6 +161,9 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 		}
 	case restartedMsg:
 		b.restarts.Add(1)
+		if r := s.Reporter(); r != nil {
+			_ = r.Report(troupe.Event{Type: troupe.EventRestarted, Err: m.err}) // logged; no request to tell
+		}
 	case stoppedMsg:
 		b.connEnded(s, m)
 	}
@@ -206,7 +220,7 @@ func (b *behavior[Req, Res]) connected(svc troupe.Service[Req, Res], gen uint64)
 	b.st.PostControl(&connectedMsg[Req, Res]{svc: svc, gen: gen})
 }
 func (b *behavior[Req, Res]) dialFailed(err error) { b.st.PostControl(dialFailedMsg{err: err}) }
-func (b *behavior[Req, Res]) restarted()           { b.st.PostControl(restartedMsg{}) }
+func (b *behavior[Req, Res]) restarted(err error)  { b.st.PostControl(restartedMsg{err: err}) }
 func (b *behavior[Req, Res]) stopped(last error, failed bool) {
 	b.st.PostControl(stoppedMsg{last: last, failed: failed})
 }

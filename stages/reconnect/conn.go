@@ -34,7 +34,7 @@ type (
 type notifier[Req, Res any] interface {
 	connected(svc troupe.Service[Req, Res], gen uint64)
 	dialFailed(err error)
-	restarted()
+	restarted(last error)
 	stopped(last error, failed bool)
 }
 
@@ -98,7 +98,7 @@ func (c *conn[Target, Req, Res]) Receive(ctx actor.Context) {
 	case *actor.Started:
 		c.starts++
 		if c.starts > 1 {
-			c.stage.restarted()
+			c.stage.restarted(c.last)
 		}
 	case connectMsg:
 		c.dial()

@@ -50,5 +50,10 @@
 // Calling without readiness cannot be written here (tower's Reconnect
 // panics).
 //
+// An observer attached to the system (troupe.Observer) is told of every
+// change of state, on the stage's actor, with the states' String names
+// (troupe.EventStateChanged), and of each restart of the connection actor
+// (troupe.EventRestarted, with the failure before it).
+//
 // A Reconnect is safe for concurrent use.
 package reconnect

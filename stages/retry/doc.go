@@ -40,5 +40,10 @@
 // attempt's outcome is produced (the caller's goroutine, for a downstream
 // function), as tower runs it in the response future: it must not block.
 //
+// An observer attached to the stack (troupe.Observer) is told of each
+// retry as it is sent (troupe.EventRetried, with its number: 1 for the
+// first), on the stage's actor, and of each attempt's downstream call
+// below the stage (troupe.EventStarted).
+//
 // A Retry is safe for concurrent use.
 package retry

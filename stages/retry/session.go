@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
@@ -56,8 +57,9 @@ func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T
 }
 
 // send sends one attempt with an inner unit already reserved (actor): the
-// request goes, and a copy is kept for the attempt after it. A panic while
-// copying ends the session instead, and the unit goes back.
+// request goes, and a copy is kept for the attempt after it; a retry is
+// reported to the observer (EventRetried). A panic while copying, or in
+// the observer, ends the session instead, and the unit goes back.
 func (ss *session[Req, Res, T, P]) send() {
 	b := ss.b
 	var req Req
@@ -71,6 +73,14 @@ func (ss *session[Req, Res, T, P]) send() {
 			var zero Res
 			ss.finish(zero, err)
 			return
+		}
+		if r := b.st.Reporter(); r != nil {
+			if err := r.Report(troupe.Event{Type: troupe.EventRetried, Attempt: ss.sent}); err != nil {
+				b.st.Inner().Unreserve() // the observer panicked: the session's outcome
+				var zero Res
+				ss.finish(zero, err)
+				return
+			}
 		}
 	}
 	ss.sent++

@@ -32,5 +32,10 @@
 // deadline-ordered set, watched by one reusable timer, and each request's
 // context is a small derived context that the stage cancels itself.
 //
+// An observer attached to the stack (troupe.Observer) is told of each
+// call that timed out (troupe.EventTimedOut, with the error the call
+// gets), on the stage's actor as the deadline passes, or where the
+// outcome is produced when the work gave up at the deadline first.
+//
 // A Timeout is safe for concurrent use.
 package timeout

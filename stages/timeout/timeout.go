@@ -151,7 +151,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		e.Unref()
 	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
-		err = b.err // the work gave up at our deadline: say so
+		err = b.timedOut() // the work gave up at our deadline: say so
 	}
 	return res, err, false
 }
@@ -178,8 +178,21 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 		}
 		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(f, b.err, context.DeadlineExceeded)
+		b.expire(f, b.timedOut(), context.DeadlineExceeded)
 	}
+}
+
+// timedOut reports a call that timed out to the observer (EventTimedOut)
+// and returns its outcome: the timeout error, joined with the observer's
+// panic if it panicked.
+func (b *behavior[Req, Res]) timedOut() error {
+	var err error = b.err
+	if r := b.st.Reporter(); r != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventTimedOut, Err: err}); perr != nil {
+			err = stagekit.JoinPanic(perr, err)
+		}
+	}
+	return err
 }
 
 // expire forces the outcome err on the call of frame f, which the caller

@@ -1,0 +1,105 @@
+package stagekit
+
+import (
+	"context"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// NOTE: with an observer attached, each stage a request enters puts one
+// more frame on its envelope (MaxFrames): the observer costs one frame per
+// stage. A request whose envelope has no frame left enters the stage
+// unobserved there (no EventAccepted, no EventFinished), rather than fail.
+
+// reporter returns the reporter of a stage of kind named name that Spawn
+// starts in host through h: for the observer of h's stack, or else of the
+// system; nil when neither has one.
+func (host *Host) reporter(h troupe.Host, kind, name string) *Reporter {
+	o, pipeline := host.sys.observer, host.sys.pipeline
+	if sh, ok := h.(troupe.StageHost); ok {
+		if so, sp := sh.Observer(); so != nil {
+			o, pipeline = so, sp
+		}
+	}
+	if o == nil {
+		return nil
+	}
+	return newReporter(o, pipeline, kind, name, host.sys.logger)
+}
+
+// sendObserved is sendFrom for an open stage with an observer. The request
+// gets the stage's observing frame first, below the frames its SendHook
+// pushes, so that EventFinished sees the outcome as it leaves the stage (a
+// timeout's forced outcome included); then EventAccepted, or, when the
+// SendHook refuses it, EventRejected (and the frame reports nothing).
+func (s *Stage[Req, Res]) sendObserved(from *mailbox.Mailbox, e *Envelope[Req, Res]) {
+	r := s.obs
+	var zero Res
+	f, err := e.Push((*observing[Req, Res])(s))
+	if err != nil {
+		f = nil // no frame left: unobserved here (see the NOTE above)
+	} else {
+		f.Deadline = r.clock.Now()
+	}
+	if s.send != nil {
+		if err := s.send.OnSend(s, e); err != nil {
+			s.mb.Free() // NOTE: SendHook's contract, as in sendFrom
+			e.Answer(zero, s.Rejected(err))
+			return
+		}
+	}
+	if f != nil {
+		f.Aux = r // accepted: the frame reports EventFinished
+		e.obs = r
+		if perr := r.Report(troupe.Event{Type: troupe.EventAccepted}); perr != nil {
+			s.mb.Free()
+			e.Answer(zero, perr)
+			return
+		}
+	}
+	e.holder.Store(s.mb)
+	if err := s.mb.PostFrom(from, e); err != nil {
+		e.holder.Store(nil)
+		e.Answer(zero, s.Rejected(err))
+	}
+}
+
+// observing is a stage seen by its observing frames (Hook).
+type observing[Req, Res any] Stage[Req, Res]
+
+// Complete reports EventFinished for an accepted request (Aux holds the
+// reporter; nil for one refused at the door), with the time since it was
+// accepted (Deadline). A panic in the observer joins the outcome.
+func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	r, _ := f.Aux.(*Reporter)
+	if r == nil {
+		return res, err, false
+	}
+	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err}
+	if perr := r.Report(ev); perr != nil {
+		err = JoinPanic(perr, err)
+	}
+	return res, err, false
+}
+
+// runObserved reports EventStarted for e's leaf work l, then runs it;
+// when the observer panics, the work is not run: its outcome is the panic.
+func (e *Envelope[Req, Res]) runObserved(l Leaf[Req, Res], ctx context.Context) (Res, error) {
+	if perr := e.obs.Report(troupe.Event{Type: troupe.EventStarted}); perr != nil {
+		dropLeaf(l)
+		var zero Res
+		return zero, perr
+	}
+	return safeRun(l, ctx, e.Req)
+}
+
+// onRestarting reports the restart the stage's supervisor decided, with
+// the failure behind it. What the failed stage held was answered when the
+// panic was caught (see panicked); its queue is carried over to the
+// restarted actor.
+func (s *Stage[Req, Res]) onRestarting() {
+	if s.obs != nil {
+		_ = s.obs.Report(troupe.Event{Type: troupe.EventRestarted, Err: s.failure}) // logged; no call to tell
+	}
+}

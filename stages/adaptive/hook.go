@@ -1,0 +1,189 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// Complete is the hook of the stage's frames: the outcome of a call the
+// stage handed on. It runs where the outcome was produced, for many calls
+// at once. It measures the call, moves the limit, gives the call's slot
+// back (or keeps it, see slots), and has the actor hand on what waits.
+func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	c := f.Aux.(*call)
+	f.Aux = nil
+	now := b.clock.Now()
+	rtt := now.Sub(c.start)
+	k, perr := b.judge(c.ctx, err)
+	ep := c.epoch
+	*c = call{}
+	b.calls.Put(c)
+
+	b.mu.Lock()
+	g0 := b.lim.gate
+	old, cur := b.lim.done(ep, now, rtt, k)
+	switch {
+	case cur != old && (b.onChange != nil || b.rep != nil):
+		b.pending = append(b.pending, change{old, cur}) // an increase opens the gate once told
+	case cur > old:
+		b.lim.raise(cur)
+	}
+	free := b.moveGate(g0)
+	kept := b.sl.keep()
+	b.mu.Unlock()
+
+	if !kept {
+		b.mb.Free()
+	}
+	b.freeHeld(free)
+	if cur < old {
+		b.takeBack()
+	}
+	if cur != old && (b.onChange != nil || b.rep != nil) {
+		if terr := b.tellChanges(); terr != nil && perr == nil {
+			perr = terr
+		}
+	}
+	if b.waiting.Load() > 0 {
+		b.st.PostControl(pumpMsg{})
+	}
+	if perr != nil {
+		var zero Res
+		if err != nil {
+			return zero, fmt.Errorf("adaptive: %w (the call's error: %w)", perr, err), false
+		}
+		return zero, fmt.Errorf("adaptive: %w", perr), false
+	}
+	return res, err, false
+}
+
+// judge says what an outcome tells about the service inside: a success is
+// a latency sample; an error is ignored when the caller cancelled the call
+// (or the call never ran, its caller having its outcome already), and is
+// otherwise a drop, unless Classify says it is not (then it is a sample).
+func (b *behavior[Req, Res]) judge(ctx context.Context, err error) (kind, error) {
+	switch {
+	case err == nil:
+		return sample, nil
+	case errors.Is(ctx.Err(), context.Canceled), errors.Is(err, stagekit.ErrCallerGone):
+		return ignored, nil
+	case b.classify == nil:
+		return drop, nil
+	}
+	over, perr := stagekit.Guard1("adaptive: Classify", func() (bool, error) { return b.classify(err), nil })
+	switch {
+	case perr != nil:
+		return ignored, perr
+	case over:
+		return drop, nil
+	}
+	return sample, nil
+}
+
+// moveGate accounts for the gate having moved from g0 (under mu), and
+// returns how many held slots to free.
+func (b *behavior[Req, Res]) moveGate(g0 int) int {
+	g := b.lim.gate
+	b.gate.Store(int64(g))
+	switch {
+	case g < g0:
+		b.sl.close(g0 - g)
+	case g > g0:
+		return b.sl.open(g - g0)
+	}
+	return 0
+}
+
+// freeHeld frees n of the slots the stage holds: the first callers in line
+// get them.
+func (b *behavior[Req, Res]) freeHeld(n int) {
+	for range n {
+		b.mb.Free()
+	}
+}
+
+// release gives back the slot of a request leaving the stage, unless the
+// stage keeps it to pay what it owes.
+func (b *behavior[Req, Res]) release() {
+	b.mu.Lock()
+	kept := b.sl.keep()
+	b.mu.Unlock()
+	if !kept {
+		b.mb.Free()
+	}
+}
+
+// takeBack takes free slots for what the stage owes, while nobody waits
+// for them (anywhere).
+func (b *behavior[Req, Res]) takeBack() {
+	for {
+		b.mu.Lock()
+		ok := b.sl.take()
+		b.mu.Unlock()
+		if !ok {
+			return
+		}
+		if got, _ := b.mb.TryReserve(); !got {
+			b.mu.Lock()
+			b.sl.untake()
+			b.mu.Unlock()
+			return
+		}
+	}
+}
+
+// tellChanges tells onChange of the pending changes, in order, then opens
+// the gate as far as they went. One goroutine tells at a time; a goroutine that
+// finds another telling leaves its changes to it (toldMore makes sure they
+// are not left behind). It returns the first panic of onChange, as the
+// outcome of the call whose goroutine told it.
+func (b *behavior[Req, Res]) tellChanges() error {
+	b.toldMore.Store(true)
+	var perr error
+	for b.toldMore.Load() && b.tell.TryLock() {
+		b.toldMore.Store(false)
+		for {
+			b.mu.Lock()
+			batch := b.pending
+			b.pending = nil
+			b.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, ch := range batch {
+				if b.onChange != nil {
+					if err := stagekit.Guard("adaptive: OnLimitChange", func() { b.onChange(ch.old, ch.new) }); err != nil && perr == nil {
+						perr = err
+					}
+				}
+				if b.rep != nil {
+					if err := b.rep.Report(troupe.Event{Type: troupe.EventLimitChanged, Limit: ch.new}); err != nil && perr == nil {
+						perr = err
+					}
+				}
+			}
+			// Opened only now, to where the batch ended: never above a
+			// value onChange has not been told yet.
+			b.open(batch[len(batch)-1].new)
+		}
+		b.tell.Unlock()
+	}
+	return perr
+}
+
+// open opens the gate up to to, once an increase has been told.
+func (b *behavior[Req, Res]) open(to int) {
+	b.mu.Lock()
+	g0 := b.lim.gate
+	opened := b.lim.raise(to) > 0
+	free := b.moveGate(g0)
+	b.mu.Unlock()
+	b.freeHeld(free)
+	if opened && b.waiting.Load() > 0 {
+		b.st.PostControl(pumpMsg{})
+	}
+}
