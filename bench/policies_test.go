@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
@@ -13,6 +14,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/hedge"
 )
@@ -29,7 +31,8 @@ type policyCase struct {
 
 // Settings shared by both sides: a count-based breaker over the last 100
 // calls opening at 50 % failures, a hedge after 1 s (never reached), a
-// fallback value.
+// fallback value, an adaptive limit between 1 and 200 starting at 20
+// (callers wait for a permit on both sides).
 var policyCases = []policyCase{
 	{"breaker",
 		func() []failsafe.Policy[int] {
@@ -51,6 +54,13 @@ var policyCases = []policyCase{
 		},
 		func(b stages.Builder[int, int]) stages.Builder[int, int] {
 			return b.Fallback(func(context.Context, int, error) (int, error) { return 0, nil })
+		}},
+	{"adaptive",
+		func() []failsafe.Policy[int] {
+			return []failsafe.Policy[int]{adaptivelimiter.NewBuilder[int]().WithLimits(1, 200, 20).WithMaxWaitTime(time.Minute).Build()}
+		},
+		func(b stages.Builder[int, int]) stages.Builder[int, int] {
+			return b.Adaptive(adaptive.Limits(1, 200), adaptive.Initial(20))
 		}},
 	{"breaker+hedge",
 		func() []failsafe.Policy[int] {

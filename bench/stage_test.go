@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/fallback"
@@ -67,6 +68,9 @@ var singleStages = []oneStage{
 	}},
 	{"hedge", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
 		return spawnAs(hedge.New(h, in, hedge.Delay(time.Second)))
+	}},
+	{"adaptive", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
+		return spawnAs(adaptive.New(h, in))
 	}},
 	{"breaker", func(h troupe.Host, in troupe.Service[int, int]) (stageService, error) {
 		return spawnAs(breaker.New(h, in))
