@@ -43,6 +43,7 @@ type Budget struct {
 	slot  [slots]int64 // units deposited (+) and withdrawn (-) per slot; guarded by mu
 	cur   int          // the slot being written; guarded by mu
 	start time.Time    // when slot cur began; guarded by mu
+	next  time.Time    // start + slotLen: before it, advance has nothing to do; guarded by mu
 }
 
 // New returns a budget over a window of ttl (1 s to 60 s) that always
@@ -64,6 +65,7 @@ func New(ttl time.Duration, minPerSec int, ratio float64) (*Budget, error) {
 		return nil, fmt.Errorf("budget: ratio %v is below one in a million (use 0 for none): %w", ratio, ErrBadConfig)
 	}
 	b := &Budget{slotLen: ttl / slots, start: time.Now(), deposit: p, withdraw: q}
+	b.next = b.start.Add(b.slotLen)
 	m := int64(minPerSec)
 	floor := satAdd(satMul(m, int64(ttl/time.Second)), satMul(m, int64(ttl%time.Second))/int64(time.Second))
 	b.reserve = satMul(floor, q)
@@ -129,6 +131,9 @@ func (b *Budget) balance() int64 {
 // forgotten, deposits and withdrawals alike. Time that goes backwards is
 // ignored.
 func (b *Budget) advance(now time.Time) {
+	if now.Before(b.next) {
+		return // the usual case, without a division
+	}
 	n := int64(now.Sub(b.start) / b.slotLen)
 	if n <= 0 {
 		return
@@ -143,6 +148,7 @@ func (b *Budget) advance(now time.Time) {
 		}
 	}
 	b.start = b.start.Add(time.Duration(n) * b.slotLen)
+	b.next = b.start.Add(b.slotLen)
 }
 
 // satAdd is x+y, saturated to the int64 range.
