@@ -77,3 +77,34 @@ func TestOB1_ReconnectReportsStateChangesAndRestarts(t *testing.T) {
 		}, seen.get())
 	})
 }
+
+// spec: OB1, API5 — a reconnect built by a stack's layer reports to the
+// stack's observer, under the name the stack gives it.
+func TestOB1_AReconnectBuiltInAStackReportsToItsObserver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen events
+		sys := troupetest.NewSystem(t)
+		d := newDialer()
+		connect := troupe.LayerFunc[int, int](func(h troupe.Host, _ troupe.Service[int, int]) (troupe.Service[int, int], error) {
+			return reconnect.New(h, reconnect.Dialer(d.dial), "peer") // the layer dials its own connections
+		})
+		unused, _ := troupetest.NewMock[int, int]()
+		st, err := troupe.NewBuilder[int, int]().Observe(&seen, "peer").
+			Layer(troupe.Named("link", connect)).
+			Build(sys, unused)
+		require.NoError(t, err)
+		svc, h := connection()
+		h.Allow(1)
+		d.outcomes <- outcome{svc: svc}
+		ctx := context.Background()
+		fut := troupetest.Go[int, int](ctx, st, 1)
+		h.Next(ctx).Respond(10)
+		require.NoError(t, (<-fut).Err)
+		synctest.Wait()
+		assert.Equal(t, []string{
+			"link accepted", "link state:Idle>Connecting", "link state:Connecting>Connected",
+			"link started", "link finished:success",
+		}, seen.get())
+		require.NoError(t, st.Close(ctx))
+	})
+}

@@ -162,7 +162,7 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 		return nil, fmt.Errorf("reconnect: %w", err)
 	}
 	b.conn = c
-	st, err := stagekit.Spawn[Req, Res](host, stagekit.Config{Name: "reconnect", Capacity: o.capacity}, b.idle, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "reconnect", Capacity: o.capacity}, b.idle, b)
 	if err != nil {
 		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
