@@ -1,6 +1,9 @@
 package troupe
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Observer is told what happens in the stages it is attached to: requests
 // accepted, rejected and finished, retries, timeouts, sheds, state
@@ -76,6 +79,14 @@ type Event struct {
 	// request's (nil on success), the timeout's, the shed's, the failure a
 	// fallback answers, the failure that restarted the stage.
 	Err error
+	// Context is the context of the call the event is about, for an
+	// observer that correlates events with a trace or a log line: the
+	// caller's context (or one a stage derived from it) on EventAccepted,
+	// EventFinished, EventRetried, EventHedged, EventTimedOut, EventShed
+	// and EventFallback; the context the downstream call is made with on
+	// EventStarted. Nil on the other events. The observer must not keep
+	// it past the call's outcome.
+	Context context.Context
 }
 
 // EventType is what an Event reports. A plain value, safe for concurrent
@@ -103,7 +114,8 @@ const (
 	// attempt). Reported by the innermost observed stage the request
 	// passed, on the goroutine that runs the call: the caller's, or one of
 	// its own for work detached from the caller (a hedge, an abandoned
-	// timeout's).
+	// timeout's). An observer that is an [AttemptTracer] is called at
+	// StartAttempt instead.
 	EventStarted
 	// EventFinished: a request the stage accepted has its outcome, as it
 	// leaves the stage: Outcome, Latency and Err. On the goroutine that

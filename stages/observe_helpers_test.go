@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/troupe-go/troupe"
 )
@@ -59,3 +62,17 @@ func render(ev troupe.Event) string {
 }
 
 var errFlaky = errors.New("flaky")
+
+// assertCallContexts checks that every event about one call carries the
+// call's context, and the others none.
+func assertCallContexts(t *testing.T, evs []troupe.Event) {
+	t.Helper()
+	for _, ev := range evs {
+		switch ev.Type {
+		case troupe.EventRejected, troupe.EventStateChanged, troupe.EventLimitChanged, troupe.EventRestarted:
+			assert.Nil(t, ev.Context, "%s at %s", ev.Type, ev.Stage)
+		default:
+			assert.NotNil(t, ev.Context, "%s at %s", ev.Type, ev.Stage)
+		}
+	}
+}

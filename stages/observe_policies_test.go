@@ -38,6 +38,7 @@ func TestOB1_AHedgeIsReported(t *testing.T) {
 		synctest.Wait()
 		assert.ErrorIs(t, original.Ctx.Err(), context.Canceled, "the loser")
 		assert.Equal(t, []string{"accepted", "started", "hedged:1", "started", "finished:success"}, rec.seq("hedge"), "each attempt starts the downstream call")
+		assertCallContexts(t, rec.events())
 	})
 }
 

@@ -111,6 +111,7 @@ func TestOB1_ScriptedStackReportsExactEventsPerStage(t *testing.T) {
 			"shed", "rejected:overloaded", "shed", "rejected:overloaded", "shed", "rejected:overloaded",
 			"started", "finished:success",
 		}, rec.seq("loadshed"))
+		assertCallContexts(t, rec.events())
 		for _, ev := range rec.events() {
 			assert.Equal(t, "ocr-api", ev.Pipeline)
 			assert.Equal(t, strings.SplitN(ev.Stage, "-", 2)[0], ev.StageKind)
@@ -223,6 +224,7 @@ func TestOB1_FilterRejectionAndFallback(t *testing.T) {
 			"accepted", "fallback", "finished:success",
 			"accepted", "finished:success",
 		}, rec.seq("fallback"))
+		assertCallContexts(t, rec.events())
 		require.NoError(t, st.Close(ctx))
 	})
 }

@@ -37,6 +37,7 @@ func WithObserver(o troupe.Observer, pipeline string) Option {
 // concurrent use.
 type Reporter struct {
 	o        troupe.Observer
+	tracer   troupe.AttemptTracer // o, when it traces attempts; nil otherwise
 	pipeline string
 	kind     string
 	name     string
@@ -47,6 +48,7 @@ type Reporter struct {
 
 func newReporter(o troupe.Observer, pipeline, kind, name string, log *slog.Logger) *Reporter {
 	r := &Reporter{o: o, pipeline: pipeline, kind: kind, log: log, clock: NewClock()}
+	r.tracer, _ = o.(troupe.AttemptTracer)
 	r.rename(name)
 	return r
 }
@@ -64,7 +66,46 @@ func (r *Reporter) Report(ev troupe.Event) error {
 	ev.Pipeline, ev.Stage, ev.StageKind = r.pipeline, r.name, r.kind
 	err := Guard(r.where, func() { r.o.Observe(ev) })
 	if err != nil {
-		r.log.Error("troupe: observer panicked", "pipeline", r.pipeline, "stage", r.name, "event", ev.Type.String(), "err", err)
+		r.logPanic(ev.Type.String(), err)
+	}
+	return err
+}
+
+func (r *Reporter) logPanic(event string, err error) {
+	r.log.Error("troupe: observer panicked", "pipeline", r.pipeline, "stage", r.name, "event", event, "err", err)
+}
+
+// startAttempt reports EventStarted for a downstream call about to be made
+// with ctx, and returns the context to make it with: ctx, or the one the
+// observer's StartAttempt derived when it traces attempts. A panic in the
+// observer is logged and returned, as by Report.
+func (r *Reporter) startAttempt(ctx context.Context) (context.Context, error) {
+	ev := troupe.Event{Type: troupe.EventStarted, Context: ctx}
+	if r.tracer == nil {
+		return ctx, r.Report(ev)
+	}
+	ev.Pipeline, ev.Stage, ev.StageKind = r.pipeline, r.name, r.kind
+	actx, err := Guard1(r.where, func() (context.Context, error) { return r.tracer.StartAttempt(ctx, ev), nil })
+	if err != nil {
+		r.logPanic(ev.Type.String(), err)
+		return ctx, err
+	}
+	if actx == nil {
+		actx = ctx // a tracer that returned no context traced nothing
+	}
+	return actx, nil
+}
+
+// endAttempt tells a tracing observer that the downstream call made with
+// ctx returned err, and returns the attempt's outcome: err, joined with
+// the observer's panic if it panicked.
+func (r *Reporter) endAttempt(ctx context.Context, err error) error {
+	if r.tracer == nil {
+		return err
+	}
+	if perr := Guard(r.where, func() { r.tracer.EndAttempt(ctx, err) }); perr != nil {
+		r.logPanic("attempt_ended", perr)
+		return JoinPanic(perr, err)
 	}
 	return err
 }

@@ -52,7 +52,7 @@ func (s *Stage[Req, Res]) sendObserved(from *mailbox.Mailbox, e *Envelope[Req, R
 	if f != nil {
 		f.Aux = r // accepted: the frame reports EventFinished
 		e.obs = r
-		if perr := r.Report(troupe.Event{Type: troupe.EventAccepted}); perr != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventAccepted, Context: e.Ctx}); perr != nil {
 			s.mb.Free()
 			e.Answer(zero, perr)
 			return
@@ -71,27 +71,32 @@ type observing[Req, Res any] Stage[Req, Res]
 // Complete reports EventFinished for an accepted request (Aux holds the
 // reporter; nil for one refused at the door), with the time since it was
 // accepted (Deadline). A panic in the observer joins the outcome.
-func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (o *observing[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	r, _ := f.Aux.(*Reporter)
 	if r == nil {
 		return res, err, false
 	}
-	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err}
+	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err, Context: e.Ctx}
 	if perr := r.Report(ev); perr != nil {
 		err = JoinPanic(perr, err)
 	}
 	return res, err, false
 }
 
-// runObserved reports EventStarted for e's leaf work l, then runs it;
-// when the observer panics, the work is not run: its outcome is the panic.
+// runObserved reports EventStarted for e's leaf work l, then runs it (with
+// the context a tracing observer derives for the attempt, see
+// troupe.AttemptTracer); when the observer panics, the work is not run:
+// its outcome is the panic.
 func (e *Envelope[Req, Res]) runObserved(l Leaf[Req, Res], ctx context.Context) (Res, error) {
-	if perr := e.obs.Report(troupe.Event{Type: troupe.EventStarted}); perr != nil {
+	r := e.obs
+	actx, perr := r.startAttempt(ctx)
+	if perr != nil {
 		dropLeaf(l)
 		var zero Res
 		return zero, perr
 	}
-	return safeRun(l, ctx, e.Req)
+	res, err := safeRun(l, actx, e.Req)
+	return res, r.endAttempt(actx, err)
 }
 
 // onRestarting reports the restart the stage's supervisor decided, with

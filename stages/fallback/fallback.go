@@ -138,7 +138,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		return res, err, false
 	}
 	if r := b.st.Reporter(); r != nil {
-		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err}); perr != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err, Context: e.Ctx}); perr != nil {
 			return res, stagekit.JoinPanic(perr, err), false // the observer panicked: no fallback
 		}
 	}

@@ -43,7 +43,7 @@ func (l *shedInner[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
 		return
 	}
 	if err == nil {
-		err = (*LoadShed[Req, Res])(l).shedErr()
+		err = (*LoadShed[Req, Res])(l).shedErr(e.Ctx)
 	} else {
 		err = l.st.Rejected(err) // closed
 	}

@@ -97,20 +97,20 @@ func (l *LoadShed[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, R
 type overloaded[Req, Res any] struct{ l *LoadShed[Req, Res] }
 
 // Call sheds the request.
-func (o overloaded[Req, Res]) Call(context.Context, Req) (Res, error) {
+func (o overloaded[Req, Res]) Call(ctx context.Context, _ Req) (Res, error) {
 	var zero Res
-	return zero, o.l.shedErr()
+	return zero, o.l.shedErr(ctx)
 }
 
 // shedErr is the error of a shed call, reported to the observer
 // (EventShed, and EventRejected with ReasonOverloaded): ErrOverloaded,
 // joined with the observer's panic if it panicked.
-func (l *LoadShed[Req, Res]) shedErr() error {
+func (l *LoadShed[Req, Res]) shedErr(ctx context.Context) error {
 	r := l.st.Reporter()
 	if r == nil {
 		return ErrOverloaded
 	}
-	perr := r.Report(troupe.Event{Type: troupe.EventShed, Err: ErrOverloaded})
+	perr := r.Report(troupe.Event{Type: troupe.EventShed, Err: ErrOverloaded, Context: ctx})
 	if err := r.Report(troupe.Event{Type: troupe.EventRejected, Reason: troupe.ReasonOverloaded, Err: ErrOverloaded}); perr == nil {
 		perr = err
 	}

@@ -75,7 +75,7 @@ func (ss *session[Req, Res, T, P]) send() {
 			return
 		}
 		if r := b.st.Reporter(); r != nil {
-			if err := r.Report(troupe.Event{Type: troupe.EventRetried, Attempt: ss.sent}); err != nil {
+			if err := r.Report(troupe.Event{Type: troupe.EventRetried, Attempt: ss.sent, Context: ss.parent.Ctx}); err != nil {
 				b.st.Inner().Unreserve() // the observer panicked: the session's outcome
 				var zero Res
 				ss.finish(zero, err)

@@ -146,12 +146,13 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	if mine && idle {
 		b.st.Recheck() // a draining stage may stop now
 	}
+	cc := f.Aux.(*callCtx)
 	if mine {
-		f.Aux.(*callCtx).release()
+		cc.release()
 		e.Unref()
 	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
-		err = b.timedOut() // the work gave up at our deadline: say so
+		err = b.timedOut(cc.Context) // the work gave up at our deadline: say so
 	}
 	return res, err, false
 }
@@ -178,17 +179,18 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 		}
 		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(f, b.timedOut(), context.DeadlineExceeded)
+		b.expire(f, b.timedOut(f.Aux.(*callCtx).Context), context.DeadlineExceeded)
 	}
 }
 
-// timedOut reports a call that timed out to the observer (EventTimedOut)
-// and returns its outcome: the timeout error, joined with the observer's
-// panic if it panicked.
-func (b *behavior[Req, Res]) timedOut() error {
+// timedOut reports a call with the context ctx (the one the stage was
+// given) that timed out to the observer (EventTimedOut) and returns its
+// outcome: the timeout error, joined with the observer's panic if it
+// panicked.
+func (b *behavior[Req, Res]) timedOut(ctx context.Context) error {
 	var err error = b.err
 	if r := b.st.Reporter(); r != nil {
-		if perr := r.Report(troupe.Event{Type: troupe.EventTimedOut, Err: err}); perr != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventTimedOut, Err: err, Context: ctx}); perr != nil {
 			err = stagekit.JoinPanic(perr, err)
 		}
 	}
