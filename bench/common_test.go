@@ -29,6 +29,13 @@ func shared(call callFn) func() callFn { return func() callFn { return call } }
 // (the same pool for every variant: n=1 is the sequential case). It fails
 // the benchmark when a request fails or returns the wrong response, and
 // returns the time the requests took.
+//
+// Beside ns/op it reports cpu-ns/op: the CPU time the whole process used
+// (user and system, getrusage) while the requests ran, per request. It
+// counts every goroutine of the process, the variant's own and the
+// runtime's (GC, the scheduler), and not the CPU of other processes. With
+// more than one core busy it exceeds ns/op: two cores busy for the whole
+// run show as twice ns/op.
 func runCallers(b *testing.B, n int, newCaller func() callFn) time.Duration {
 	b.Helper()
 	ctx := context.Background()
@@ -38,6 +45,7 @@ func runCallers(b *testing.B, n int, newCaller func() callFn) time.Duration {
 	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	for range n {
 		wg.Go(func() {
@@ -62,12 +70,16 @@ func runCallers(b *testing.B, n int, newCaller func() callFn) time.Duration {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, _ := processCPU()
 	b.StopTimer()
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d of %d requests failed; first: %v", f, total, *firstErr.Load())
 	}
 	if w := wrong.Load(); w > 0 {
 		b.Fatalf("%d of %d requests got a wrong response", w, total)
+	}
+	if cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	return elapsed
 }

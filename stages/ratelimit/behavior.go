@@ -136,12 +136,15 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 // changed tells the observer that the stage went Limited, or ready again
 // (EventStateChanged, on the actor). A panic in it is logged: the calls
 // go on.
-func (b *behavior[Req, Res]) changed(limited bool) {
+func (b *behavior[Req, Res]) changed(limited bool) { reportLimited(b.rep, limited) }
+
+// reportLimited tells rep that a stage went Limited, or ready again.
+func reportLimited(rep *stagekit.Reporter, limited bool) {
 	ev := troupe.Event{Type: troupe.EventStateChanged, From: "ready", To: "limited"}
 	if !limited {
 		ev.From, ev.To = ev.To, ev.From
 	}
-	_ = b.rep.Report(ev)
+	_ = rep.Report(ev)
 }
 
 func (b *behavior[Req, Res]) popKept() {

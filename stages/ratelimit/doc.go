@@ -40,6 +40,33 @@
 //
 // On the response path the stage does nothing: outcomes pass it by.
 //
+// # A limiter shared with other processes
+//
+// With Remote(l), the stage counts nothing itself: it asks l, a Limiter,
+// for every unit, and l answers for every process that shares it (package
+// redisquota keeps such a rate in Redis). The round trip never runs on
+// the stage's actor:
+//
+//   - The actor takes a request and starts an ask: a goroutine of the
+//     stage's own calls l.Allow with the request's context and posts the
+//     answer back. At most MaxAsks asks run at once, and only one right
+//     after the stage was Limited; while none may start, the stage takes
+//     no requests, which wait in its bounded mailbox.
+//   - A yes forwards the request. A no keeps it, first in line, and makes
+//     the stage Limited for the retry-after l gave, exactly as a spent
+//     window does: reservations wait, TryReserve reports not ready, and the
+//     stage's one alarm is set for then; when it fires, the stage asks
+//     again. A yes that says it was the last unit for a while makes the
+//     stage Limited without asking.
+//   - An error from l is the call's outcome (matching ErrLimiter); it does
+//     not make the stage Limited. Whether l denies or decides locally when
+//     its store is away is l's choice.
+//   - A call whose caller gives up while its ask runs gets its context's
+//     error; the unit the limiter may have granted it is lost.
+//
+// The in-process limiter is the default, and unchanged: a stage without
+// Remote pays nothing for it.
+//
 // Where this differs from tower, and what to know:
 //
 //   - One limiter serves every caller and every copy of the handle (tower's

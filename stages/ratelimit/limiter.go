@@ -38,4 +38,7 @@ type Snapshot struct {
 	// Remaining is how many calls may still go in the current fixed window,
 	// or, in smooth mode, how many may go at once at the snapshot's time.
 	Remaining int
+	// With a Remote limiter, Start is zero, Until is when the stage asks
+	// again while Limited, and Remaining is 0 while Limited and -1 (not
+	// known to the stage) otherwise.
 }

@@ -14,7 +14,8 @@ import (
 // one is a single actor). It is safe for concurrent use.
 type RateLimit[Req, Res any] struct {
 	stagekit.Handle[Req, Res]
-	b    *behavior[Req, Res]
+	b    *behavior[Req, Res]       // nil with a Remote limiter
+	rb   *remoteBehavior[Req, Res] // nil without
 	rate Rate
 }
 
@@ -24,9 +25,13 @@ type RateLimit[Req, Res any] struct {
 type Option func(*config)
 
 type config struct {
-	capacity int
-	smooth   bool
-	burst    int
+	capacity  int
+	smooth    bool
+	burst     int
+	remote    Limiter
+	hasRemote bool
+	asks      int
+	asksSet   bool
 }
 
 // Capacity sets the stage's mailbox capacity: how many requests may wait in
@@ -42,12 +47,16 @@ func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = tru
 // New spawns a stage that lets at most r.Num requests per r.Per through to
 // inner, in host h (nil means the default system). By default the limit is
 // a fixed window, tower's semantics; see Smooth for the other
-// mode. A bad rate, burst or capacity is an error matching
+// mode, and Remote for a limiter shared with other processes. A bad rate,
+// burst, capacity or remote limiter is an error matching
 // troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, opts ...Option) (*RateLimit[Req, Res], error) {
 	lim, cfg, err := build(r, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.hasRemote {
+		return newRemote(h, inner, r, cfg)
 	}
 	b := newBehavior[Req, Res](lim)
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
@@ -56,6 +65,19 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 	}
 	b.attach(st)
 	rl := &RateLimit[Req, Res]{b: b, rate: r}
+	rl.Handle = stagekit.NewHandle(st, nil, func() any { return rl.Snapshot() })
+	return rl, nil
+}
+
+// newRemote spawns a stage that asks cfg.remote for its units.
+func newRemote[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, cfg config) (*RateLimit[Req, Res], error) {
+	b := newRemoteBehavior[Req, Res](cfg.remote, cfg.asks)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: %w", err)
+	}
+	b.attach(st)
+	rl := &RateLimit[Req, Res]{rb: b, rate: r}
 	rl.Handle = stagekit.NewHandle(st, nil, func() any { return rl.Snapshot() })
 	return rl, nil
 }
@@ -71,6 +93,12 @@ func build(r Rate, opts []Option) (limiter, config, error) {
 	}
 	if _, err := stagekit.CheckCapacity(cfg.capacity); err != nil {
 		return nil, cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	}
+	if err := cfg.checkRemote(r); err != nil {
+		return nil, cfg, err
+	}
+	if cfg.hasRemote {
+		return nil, cfg, nil
 	}
 	if !cfg.smooth {
 		return newWindow(r), cfg, nil
@@ -95,7 +123,19 @@ func (l *RateLimit[Req, Res]) Rate() Rate { return l.rate }
 // Limited reports whether the stage is Limited: no unit is left until the
 // current window ends (or, in smooth mode, until the next interval), so
 // reservations wait and queued requests stay queued.
-func (l *RateLimit[Req, Res]) Limited() bool { return l.b.isLimited() }
+// With a Remote limiter, it is Limited from a refusal (or a last unit)
+// until the time the limiter gave.
+func (l *RateLimit[Req, Res]) Limited() bool {
+	if l.rb != nil {
+		return l.rb.isLimited()
+	}
+	return l.b.isLimited()
+}
 
 // Snapshot returns the limiter's state now.
-func (l *RateLimit[Req, Res]) Snapshot() Snapshot { return l.b.snapshot(time.Now()) }
+func (l *RateLimit[Req, Res]) Snapshot() Snapshot {
+	if l.rb != nil {
+		return l.rb.snapshot()
+	}
+	return l.b.snapshot(time.Now())
+}

@@ -51,11 +51,14 @@ func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any)
 }
 
 // wait starts the policy's wait for ss (Waiting). The session's context is
-// watched meanwhile: when it ends, so does the wait.
+// watched meanwhile: when it ends, so does the wait. A retry without a wait
+// goes on at once, unwatched: retrying looks at the context itself, and
+// watches it only if the session must wait for a unit (asking a context
+// for Done may allocate, and the watch does).
 func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
-	ss.watch()
 	switch {
 	case w.Gate != nil:
+		ss.watch()
 		stop := make(chan struct{})
 		ss.gate = stop
 		msg := &readyMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
@@ -67,6 +70,7 @@ func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 			}
 		}(w.Gate)
 	case w.Delay > 0:
+		ss.watch()
 		ss.due = time.Now().Add(w.Delay)
 		b.waits.Push(ss)
 		b.alarm.Set(b.waits.Min().due)

@@ -1,0 +1,160 @@
+package redisquota_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// installHint is what a test that needs redis-server says when it is
+// missing.
+const installHint = "redis-server not found: install it (Debian/Ubuntu: apt-get install -y redis-server) to run the tests against a real Redis"
+
+// redisServer is a real redis-server on a free loopback port, started by a
+// test and stopped with it. It is safe for concurrent use.
+type redisServer struct {
+	t    testing.TB
+	bin  string
+	port int
+	addr string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd     // guarded by mu; nil while stopped
+	done chan struct{} // guarded by mu; closed when cmd has exited
+}
+
+// startRedis starts redis-server for t, or skips t when it is not
+// installed. It is stopped when t ends.
+func startRedis(t testing.TB) *redisServer {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip(installHint)
+	}
+	var last error
+	for range 3 { // a free port may be taken before redis-server binds it
+		r := &redisServer{t: t, bin: bin, port: freePort(t)}
+		r.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port))
+		if last = r.start(); last == nil {
+			t.Cleanup(r.stop)
+			return r
+		}
+	}
+	t.Fatalf("redis-server did not start: %v", last)
+	return nil
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// start starts the server (again) on its port and waits until it answers
+// PING.
+func (r *redisServer) start() error {
+	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", os.TempDir(), "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	r.mu.Lock()
+	r.cmd, r.done = cmd, done
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := c.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			r.clear()
+			return errors.New("redis-server exited at start")
+		case <-ctx.Done():
+			r.stop()
+			return fmt.Errorf("redis-server did not answer PING on %s", r.addr)
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *redisServer) clear() {
+	r.mu.Lock()
+	r.cmd, r.done = nil, nil
+	r.mu.Unlock()
+}
+
+// stop stops the server and waits for it to exit. Stopping a stopped
+// server does nothing.
+func (r *redisServer) stop() {
+	r.mu.Lock()
+	cmd, done := r.cmd, r.done
+	r.cmd, r.done = nil, nil
+	r.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT) // in case it was paused
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// restart starts the stopped server again on the same port.
+func (r *redisServer) restart() {
+	r.t.Helper()
+	require.NoError(r.t, r.start())
+}
+
+// pause stops the server's process (SIGSTOP): it keeps its connections
+// but answers nothing, as a Redis that is too slow; resume lets it go on.
+func (r *redisServer) pause()  { r.signal(syscall.SIGSTOP) }
+func (r *redisServer) resume() { r.signal(syscall.SIGCONT) }
+
+func (r *redisServer) signal(s syscall.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd != nil {
+		_ = r.cmd.Process.Signal(s)
+	}
+}
+
+// client returns a client of the server that honours contexts, closed
+// when the test ends.
+func (r *redisServer) client(t testing.TB) *redis.Client {
+	t.Helper()
+	return newClient(t, r.addr)
+}
+
+func newClient(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+		// A pool this large does not reach go-redis's dial-error state
+		// (which probes once a second, on a goroutine that outlives
+		// Close by up to a second) during the tests' short outages.
+		DialTimeout: 100 * time.Millisecond, PoolSize: 100,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
