@@ -146,7 +146,9 @@ const (
 	// outcome made the change gets it), a reconnect (on its actor), a rate
 	// limit going limited and ready again (on its actor).
 	EventStateChanged
-	// EventLimitChanged: an adaptive concurrency limit moved to Limit.
+	// EventLimitChanged: an adaptive concurrency limit moved to Limit;
+	// also reported with the starting limit, on the stage's actor, before
+	// its first request.
 	EventLimitChanged
 	// EventRestarted: the stage's actor was restarted by its supervisor
 	// after the failure Err (on the stage's actor, as it restarts); for a

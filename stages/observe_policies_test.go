@@ -42,8 +42,9 @@ func TestOB1_AHedgeIsReported(t *testing.T) {
 	})
 }
 
-// spec: OB1, AL1 — every move of the adaptive limit is reported with the
-// new limit, in order, ending at the limit the stage has.
+// spec: OB1, AL1 — the starting limit and every move of the adaptive limit
+// are reported with the new limit, in order, ending at the limit the stage
+// has.
 func TestOB1_AdaptiveLimitChangesAreReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -75,6 +76,7 @@ func TestOB1_AdaptiveLimitChangesAreReported(t *testing.T) {
 		snap := s.Detail.(adaptive.Snapshot)
 		require.NotEmpty(t, limits)
 		assert.Equal(t, snap.Limit, limits[len(limits)-1], "the last report is the limit now: %v", limits)
+		assert.Equal(t, 1, limits[0], "the starting limit (the probe's, the min), before the first request")
 		assert.Contains(t, limits, 10, "the move to the initial limit after the probe")
 		assert.Less(t, snap.Limit, 10, "the drops cut it")
 	})

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
@@ -57,9 +58,10 @@ type behavior[Req, Res any] struct {
 	toldMore atomic.Bool // a change was queued while another goroutine told
 
 	// Owned by the actor.
-	queue fifo[Req, Res]
-	asked bool // the waiter is in the inner service's line
-	unit  bool // a unit of the inner service is reserved and not spent (kept for the first in line while the gate is closed)
+	queue   fifo[Req, Res]
+	started bool // the first request came: the starting limit was reported
+	asked   bool // the waiter is in the inner service's line
+	unit    bool // a unit of the inner service is reserved and not spent (kept for the first in line while the gate is closed)
 }
 
 // change is one move of the limit, for onChange.
@@ -96,6 +98,10 @@ func (b *behavior[Req, Res]) attach(st *stagekit.Stage[Req, Res], maxLimit int) 
 // Request queues e behind those waiting and hands on what the gate allows
 // (actor).
 func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	if !b.started {
+		b.started = true
+		b.reportStart()
+	}
 	s.Keep(e) // Fail answers it until it is handed on
 	b.queue.push(e)
 	b.waiting.Store(int32(b.queue.len()))
@@ -224,5 +230,15 @@ func (b *behavior[Req, Res]) Idle() bool { return b.queue.len() == 0 }
 func (b *behavior[Req, Res]) Dropped(msg any, _ error) {
 	if g, ok := msg.(grantMsg); ok && g.err == nil {
 		b.st.Inner().Unreserve()
+	}
+}
+
+// reportStart tells the observer the starting limit, as a change, before
+// the stage's first request: a dashboard shows the limit from the start,
+// not from its first move. No change can be told before it (changes come
+// from outcomes); a panic in the observer is logged.
+func (b *behavior[Req, Res]) reportStart() {
+	if b.rep != nil {
+		_ = b.rep.Report(troupe.Event{Type: troupe.EventLimitChanged, Limit: int(b.gate.Load())})
 	}
 }
