@@ -40,6 +40,20 @@
 //
 // On the response path the stage does nothing: outcomes pass it by.
 //
+// # Rates finer than the timer
+//
+// A Limited stage waits for its alarm, a Go timer, and timers commonly
+// fire a millisecond or so late. A window whose period is shorter than
+// that lateness ends before the alarm notices it, and a smooth limit with
+// burst 1 keeps its spacing from the late alarm on (strict spacing wins
+// over catching up), so both deliver less than their rate: measured on a
+// 2-core Linux machine whose timers fired about 1.1 ms late, 10 per 1 ms
+// delivered 83-86 % of its rate, 100 per 10 ms 99.9 %, and 10,000 a second
+// smooth with burst 1 (100 us apart) 9 %. For a rate of more than a few
+// hundred a second, state it over 10 ms or more (100 per 10 ms rather than
+// 10 per 1 ms), or give Smooth a burst worth a few milliseconds of the
+// rate, so that the units owed while the alarm was late can go together.
+//
 // # A limiter shared with other processes
 //
 // With Remote(l), the stage counts nothing itself: it asks l, a Limiter,
