@@ -103,7 +103,9 @@
 // drops it (Unref) when it lets go; the envelope is reused at zero
 // references. A stage that replaces the context below it uses
 // Envelope.SetCtx, saying whether it cancels that context itself when it is
-// closed. Retry's attempts are child envelopes (NewChild) that report to the
+// closed; a context of its own type should implement the context package's
+// AfterFunc hook (with AfterFuncs), so that the contexts work derives from
+// it need no goroutine each. Retry's attempts are child envelopes (NewChild) that report to the
 // same caller.
 //
 // # Readiness

@@ -44,6 +44,7 @@ type workWatch struct {
 	mu     sync.Mutex
 	stops  [2]func() bool // unlink from the two cancellations; guarded by mu
 	closes bool           // done was closed; guarded by mu
+	fns    AfterFuncs     // AfterFunc registrations; guarded by mu
 }
 
 // Why a work context was stopped (workCtx.stopped).
@@ -143,8 +144,28 @@ func (c *workCtx) Done() <-chan struct{} {
 func (w *workWatch) cancel() {
 	w.mu.Lock()
 	w.closeLocked()
+	fns := w.fns.Take()
 	w.mu.Unlock()
 	w.release()
+	fns.Run()
+}
+
+// AfterFunc runs f once the context is done (synchronously, from the
+// cancellation: the context package registers only non-blocking functions
+// here), unless stop is called first. The context package finds it, so
+// that a context derived from this one (context.WithCancel, WithTimeout,
+// what an HTTP or gRPC client does with every call) follows it without a
+// goroutine of its own. As with Done, a context whose call is over no
+// longer follows the cancellations it was linked to.
+func (c *workCtx) AfterFunc(f func()) (stop func() bool) {
+	c.Done() // makes the watch and links it
+	w := c.watch.Load()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closes {
+		return AfterDone(f)
+	}
+	return w.fns.Add(&w.mu, f)
 }
 
 func (w *workWatch) closeLocked() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // attemptCtx is the context one attempt of a request runs with: the
@@ -25,10 +27,10 @@ type attemptCtx struct {
 
 	err    atomic.Pointer[error] // set once, under mu
 	mu     sync.Mutex
-	done   chan struct{} // made by the first Done; guarded by mu
-	fns    *afterFn      // AfterFunc registrations, oldest first; guarded by mu
-	link   func() bool   // unlinks from the parent; guarded by mu
-	linked bool          // following the parent has begun (see follow); guarded by mu
+	done   chan struct{}       // made by the first Done; guarded by mu
+	fns    stagekit.AfterFuncs // AfterFunc registrations; guarded by mu
+	link   func() bool         // unlinks from the parent; guarded by mu
+	linked bool                // following the parent has begun (see follow); guarded by mu
 
 	// flags holds ctxReleased and ctxWatched, each set once by an atomic
 	// Or that returns the other: of release and the first watcher, the
@@ -42,12 +44,6 @@ const (
 	ctxReleased uint32 = 1 << iota // unlinked for good
 	ctxWatched                     // Done or AfterFunc was called
 )
-
-// afterFn is one AfterFunc registration.
-type afterFn struct {
-	f    func()
-	next *afterFn
-}
 
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -121,35 +117,19 @@ func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
 	released := c.watch()
 	if c.err.Load() != nil {
 		c.mu.Unlock()
-		go f()
-		return func() bool { return false }
+		return stagekit.AfterDone(f)
 	}
 	if released {
 		c.mu.Unlock()
 		return context.AfterFunc(c.Context, f)
 	}
-	reg := &afterFn{f: f}
-	last := &c.fns
-	for *last != nil {
-		last = &(*last).next
-	}
-	*last = reg
+	stop = c.fns.Add(&c.mu, f)
 	link := c.linkLocked()
 	c.mu.Unlock()
 	if link {
 		c.follow()
 	}
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for p := &c.fns; *p != nil; p = &(*p).next {
-			if *p == reg {
-				*p = reg.next
-				return true
-			}
-		}
-		return false
-	}
+	return stop
 }
 
 // watch marks the context watched (mu held) and reports whether it was
@@ -201,15 +181,13 @@ func (c *attemptCtx) cancel(err error) {
 	} else {
 		c.done = closedChan
 	}
-	fns, link := c.fns, c.link
-	c.fns, c.link = nil, nil
+	fns, link := c.fns.Take(), c.link
+	c.link = nil
 	c.mu.Unlock()
 	if link != nil {
 		link()
 	}
-	for r := fns; r != nil; r = r.next {
-		r.f()
-	}
+	fns.Run()
 }
 
 // release unlinks the context from its parent without cancelling it: its
@@ -223,7 +201,8 @@ func (c *attemptCtx) release() {
 	}
 	c.mu.Lock()
 	link := c.link
-	c.link, c.fns = nil, nil
+	c.link = nil
+	c.fns.Take() // never to run: the context is no longer cancelled
 	c.mu.Unlock()
 	if link != nil {
 		link()

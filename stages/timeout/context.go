@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // callCtx is the context a request carries below a Timeout stage: its
@@ -20,6 +22,7 @@ type callCtx struct {
 	err     atomic.Pointer[error] // set once by cancel, under mu; read without it
 	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
 	watched atomic.Bool           // stop was set: release has work to do
+	fns     stagekit.AfterFuncs   // AfterFunc registrations; guarded by mu
 
 	work atomic.Int32 // Abandon mode: workRunning, workAbandoned or workEnded
 }
@@ -75,12 +78,29 @@ func (c *callCtx) cancel(err error) {
 	} else {
 		c.done = closedChan
 	}
-	stop := c.stop
+	stop, fns := c.stop, c.fns.Take()
 	c.stop = nil
 	c.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
+	fns.Run()
+}
+
+// AfterFunc runs f once the context is cancelled (synchronously, from
+// cancel: the context package registers only non-blocking functions here),
+// unless stop is called first. The context package finds it, so that a
+// context derived from this one (what an HTTP or gRPC client makes for
+// every call) follows it without a goroutine of its own. Like Done, a
+// context whose call is over (release) no longer follows its parent.
+func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
+	c.Done() // makes the channel and links to the parent, once
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err.Load() != nil {
+		return stagekit.AfterDone(f)
+	}
+	return c.fns.Add(&c.mu, f)
 }
 
 // release unlinks the context from its parent once the call is over,

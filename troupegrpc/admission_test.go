@@ -1,0 +1,78 @@
+package troupegrpc_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/adaptive"
+	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/troupegrpc"
+)
+
+// spec: G2
+func TestG2_ALoadShedInFrontOfAnyLimitRefusesTheOverload(t *testing.T) {
+	type builder = stages.Builder[*troupegrpc.ServerCall, any]
+	for _, tc := range []struct {
+		name  string
+		inner func(builder) builder // admits one call, and not a second for a while
+	}{
+		{"limit", func(b builder) builder { return b.Limit(1) }},
+		{"rate limit", func(b builder) builder { return b.RateLimit(ratelimit.Rate{Num: 1, Per: time.Minute}) }},
+		{"adaptive limit", func(b builder) builder { return b.Adaptive(adaptive.Limits(1, 1)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
+				if n == 1 {
+					close(entered)
+					<-release
+				}
+				return in, nil
+			}}
+			// What the server answered each call, as it answered it.
+			answered := make(chan codes.Code, 3)
+			record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				out, err := h(ctx, req)
+				answered <- status.Code(err)
+				return out, err
+			}
+			obs := newEvents()
+			st := admission(t, tc.inner(stages.Stack[*troupegrpc.ServerCall, any]().Observe(obs, "server").LoadShed()))
+			cc := dial(t, serve(t, e, grpc.ChainUnaryInterceptor(record, troupegrpc.UnaryServerInterceptor(st))))
+			first := make(chan error, 1)
+			go func() {
+				_, err := unary(t.Context(), cc, "x")
+				first <- err
+			}()
+			<-entered
+			second := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+				defer cancel()
+				_, err := unary(ctx, cc, "y")
+				second <- err
+			}()
+			obs.wait(t, troupe.EventAccepted, "loadshed", 2) // y waits in the load shedder's slot
+			var tr metadata.MD
+			_, err := unary(t.Context(), cc, "z", grpc.Trailer(&tr))
+			require.Equal(t, codes.ResourceExhausted, status.Code(err))
+			require.Equal(t, []string{"100"}, tr.Get(troupegrpc.PushbackKey))
+			require.Equal(t, codes.ResourceExhausted, <-answered)
+			require.Equal(t, codes.DeadlineExceeded, status.Code(<-second), "y was never admitted")
+			require.Contains(t, []codes.Code{codes.DeadlineExceeded, codes.Canceled}, <-answered,
+				"the server gave up on y too")
+			close(release)
+			require.NoError(t, <-first)
+			require.EqualValues(t, 1, e.unaryCalls.Load())
+		})
+	}
+}

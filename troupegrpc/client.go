@@ -1,0 +1,88 @@
+package troupegrpc
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	"github.com/troupe-go/troupe"
+)
+
+// DefaultReplayLimit is how many bytes of a stream's sent messages are kept
+// for replay by default (see ReplayLimit): 256 KiB, gRPC's own default for
+// its retries.
+const DefaultReplayLimit = 256 << 10
+
+// ClientOption configures a client interceptor. An option is a function
+// value with no state of its own: it is safe for concurrent use.
+type ClientOption func(*clientConfig)
+
+// clientConfig is an interceptor's configuration; set when it is made,
+// then read-only.
+type clientConfig struct {
+	replayLimit int
+}
+
+// ReplayLimit sets how many bytes of the messages a stream's caller sent
+// are kept to be sent again to a later attempt (DefaultReplayLimit by
+// default). A stream whose messages go past it is committed to its
+// current attempt, or to the next if none is under way: it is not retried
+// or hedged after that. The unary interceptor has no use for it.
+func ReplayLimit(n int) ClientOption {
+	return func(c *clientConfig) { c.replayLimit = max(n, 0) }
+}
+
+func newClientConfig(opts []ClientOption) clientConfig {
+	c := clientConfig{replayLimit: DefaultReplayLimit}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// UnaryClientInterceptor returns an interceptor that sends every unary call
+// through svc, any troupe stack over the Invoke leaf:
+//
+//	stack, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
+//		Limit(20).
+//		Timeout(10 * time.Second).
+//		Layer(troupegrpc.Retry(3, bo)).
+//		Build(sys, troupegrpc.Invoke())
+//	conn, err := grpc.NewClient(target, creds,
+//		grpc.WithUnaryInterceptor(troupegrpc.UnaryClientInterceptor(stack)),
+//		grpc.WithStreamInterceptor(troupegrpc.StreamClientInterceptor(stack)))
+//
+// The call reserves svc and calls it with the caller's context, so the
+// caller's deadline bounds the whole stack and a Timeout's deadline is the
+// one each attempt carries to the server. Each attempt receives into a
+// reply message of its own; the caller's message gets the reply of the
+// attempt whose outcome the stack returns, and so do the caller's
+// grpc.Header, grpc.Trailer and grpc.Peer options, on an error too. The
+// error is the stack's: a server's status as gRPC returned it (through a
+// retry stage's *retry.ExhaustedError when its retries ran out), or, for
+// an error of the stack's own, an *Error with the code Code gives it.
+//
+// The interceptor is safe for concurrent use (troupe services are).
+func UnaryClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOption) grpc.UnaryClientInterceptor {
+	_ = newClientConfig(opts)
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if svc == nil {
+			return toStatus(ErrNilService)
+		}
+		co := splitOpts(opts)
+		c := &Call{
+			method: method, kind: Unary, cc: cc, opts: co.rest,
+			header: len(co.header) > 0, peer: len(co.peer) > 0,
+			req: req, reply: reply, invoker: invoker,
+		}
+		res, err := troupe.Do(ctx, svc, c)
+		co.fill(res.Header, res.Trailer, res.Peer)
+		if err != nil {
+			return toStatus(err)
+		}
+		return toStatus(copyMsg(reply, res.Reply))
+	}
+}

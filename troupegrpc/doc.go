@@ -1,0 +1,74 @@
+// Package troupegrpc runs gRPC calls through troupe stacks, on both sides:
+// client interceptors that send every call, unary or streaming, through
+// any stack (limit, timeout, retry, hedge, rate limit, breaker...), and
+// server interceptors that use a stack as admission control.
+//
+//	stack, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
+//		Limit(20).
+//		Timeout(10 * time.Second).
+//		Layer(troupegrpc.Retry(3, bo)).
+//		RateLimit(ratelimit.Rate{Num: 5, Per: time.Second}).
+//		Build(sys, troupegrpc.Invoke())
+//	conn, err := grpc.NewClient(target, creds,
+//		grpc.WithUnaryInterceptor(troupegrpc.UnaryClientInterceptor(stack)),
+//		grpc.WithStreamInterceptor(troupegrpc.StreamClientInterceptor(stack)))
+//
+// # Calls, attempts and streams
+//
+// A client stack's requests are *Call values and its responses Result
+// values; its leaf is Invoke, which sends each attempt the stages make.
+// A unary attempt receives into a message of its own, so hedged attempts
+// never share one; the caller's reply, and its grpc.Header, grpc.Trailer
+// and grpc.Peer options, get the attempt whose outcome the stack returns.
+//
+// A stream's call lasts as long as the stream: it holds its permits (a
+// concurrency limit's, a hedge's slot) until the stream ends, so a limit
+// counts open streams, and a Timeout bounds the whole stream. The stream
+// is retried or hedged only before it is committed to one attempt, which
+// happens when an attempt receives the first response message (or the end
+// of the stream), when the caller reads the header (Header), or when the
+// messages the caller has sent pass ReplayLimit (or one of them is not a
+// protocol buffer, which cannot be copied). Before that, every message the
+// caller sends is kept, as a copy, and sent to each attempt as it joins,
+// before anything sent later, followed by CloseSend if the caller called
+// it; the caller's SendMsg returns nil even when an attempt's stream has
+// failed, since its failure is the attempt's outcome, for the stack's
+// policy to judge. Hedged attempts race for the first message: the first
+// to receive one wins and the others are cancelled. A stream that is
+// never read from (neither RecvMsg until an error, nor its context
+// cancelled) holds its permits and a goroutine, as gRPC holds its own.
+//
+// # Status codes and retries
+//
+// RetryPolicy (and Retry, the layer) retries UNAVAILABLE and
+// RESOURCE_EXHAUSTED (RetryOn for other codes), never an attempt whose
+// context ended (ErrCallEnded) nor a committed stream's (ErrCommitted),
+// and honours a server's pushback (PushbackKey in the trailer; see
+// ServerPushback): it waits at least as long as the server asks, and not
+// at all past MaxPushback or when the server asks it not to. The stack's
+// own errors reach the caller as an *Error with the code Code gives them:
+// a timeout DEADLINE_EXCEEDED, a shed call RESOURCE_EXHAUSTED, an open
+// breaker or a closed stack UNAVAILABLE; errors.Is still finds troupe's
+// sentinels in them.
+//
+// # Deadlines
+//
+// The stack is reserved and called with the caller's context, so the
+// caller's deadline bounds the whole stack, and each attempt is sent with
+// the context the stages hand down: a Timeout's deadline is the one the
+// server sees. On the server, the incoming deadline bounds the wait for
+// admission, and the handler runs with the stack's context.
+//
+// # Admission control
+//
+// A server stack's requests are *ServerCall values, its leaf Handle. A
+// load shedder in front of a limit, a rate limit or an adaptive limit
+// turns excess calls away at once: UnaryServerInterceptor and
+// StreamServerInterceptor answer them RESOURCE_EXHAUSTED, or UNAVAILABLE
+// for an open breaker or a closed stack, with a pushback (WithPushback)
+// that this package's clients honour (and gRPC's own retries, where
+// configured).
+//
+// Every exported function and type documents whether it is safe for
+// concurrent use: the interceptors and leaves are.
+package troupegrpc

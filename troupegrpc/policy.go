@@ -1,0 +1,111 @@
+package troupegrpc
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages/retry"
+)
+
+// RetryOn returns a predicate for retry.Attempts' Retryable that retries
+// the errors whose code (see Code) is one of codes, except those of an
+// attempt that must not be sent again: its call's context had ended
+// (ErrCallEnded: the caller gave up, or a Timeout outside the retry stage
+// expired the call), or it belongs to a committed stream (ErrCommitted: a
+// stream that had received a response message). A success is never
+// retried. The predicate is safe for concurrent use.
+func RetryOn(cs ...codes.Code) func(Result, error) bool {
+	cs = slices.Clone(cs)
+	return func(_ Result, err error) bool {
+		if err == nil || errors.Is(err, ErrCallEnded) || errors.Is(err, ErrCommitted) {
+			// NOTE: an attempt after the call's context ended may never
+			// run: a Timeout outside the retry stage has already answered
+			// the caller (see the ErrCallEnded marking in call.go).
+			return false
+		}
+		return slices.Contains(cs, Code(err))
+	}
+}
+
+// retryable is RetryOn of the codes gRPC's own retry design calls safe.
+var retryable = RetryOn(codes.Unavailable, codes.ResourceExhausted)
+
+// Retryable is RetryOn(codes.Unavailable, codes.ResourceExhausted): a
+// server that is down or overloaded is worth another attempt; any other
+// code is the call's answer. It is safe for concurrent use.
+func Retryable(res Result, err error) bool { return retryable(res, err) }
+
+// RetryPolicy returns the ready-made retry policy for gRPC calls: at most
+// max retries after the first attempt (none when max <= 0), waiting
+// backoff.Delay(n) before the n-th (at once when backoff is nil), or
+// longer when the server asks for it with a pushback (PushbackKey, up to
+// DefaultMaxPushback; see Policy), of the outcomes Retryable accepts.
+// Use it with retry.New or retry.Layer (or Retry) over the Invoke leaf.
+//
+// Outcomes: when no attempt follows, the caller gets the last attempt's
+// outcome: a retried error after max retries comes as a
+// *retry.ExhaustedError wrapping the server's status (status.Code still
+// reads it). Every method is retried: to retry only idempotent ones, set
+// Retryable to a predicate that looks at the Call's Method too (through
+// a policy of your own), or build a stack per method.
+//
+// The returned value is copied by each retry session (see retry.Policy);
+// its functions are safe for concurrent use.
+func RetryPolicy(max int, backoff retry.Delayer) Policy {
+	return Policy{Attempts: retry.Attempts[*Call, Result]{
+		Max:       max,
+		Backoff:   backoff,
+		Retryable: Retryable,
+	}}
+}
+
+// Retry returns a retry layer with RetryPolicy(max, backoff) for a stack of
+// gRPC calls (stages.Builder.Layer): the policy, with its types, in one
+// call.
+func Retry(max int, backoff retry.Delayer, opts ...retry.Option) troupe.Layer[*Call, Result] {
+	return retry.Layer[*Call, Result](RetryPolicy(max, backoff), opts...)
+}
+
+// Policy is the retry policy RetryPolicy returns: retry.Attempts over gRPC
+// calls that also honours a server's pushback (ServerPushback of the
+// attempt's trailer). The wait before a retry is the longer of the
+// backoff's and the pushback's; a pushback that asks for more than
+// MaxPushback, or asks not to retry, makes the attempt's error the
+// caller's at once.
+//
+// Each session works on its own copy, so a Policy need not be safe for
+// concurrent use; what its copies share must be.
+type Policy struct {
+	retry.Attempts[*Call, Result]
+	// MaxPushback caps the wait a pushback may ask for; zero means
+	// DefaultMaxPushback, a negative value ignores pushbacks.
+	MaxPushback time.Duration
+}
+
+// Retry implements retry.Policy.
+func (p *Policy) Retry(req **Call, res *Result, err *error) (retry.Wait, bool) {
+	var wait time.Duration
+	asked := false
+	if *err != nil && p.MaxPushback >= 0 {
+		wait, asked = ServerPushback(res.Trailer)
+	}
+	if asked && (wait < 0 || wait > p.maxPushback()) && (p.Retryable == nil || p.Retryable(*res, *err)) {
+		return retry.Wait{}, false // the server asked not to retry, or to wait too long
+	}
+	w, again := p.Attempts.Retry(req, res, err)
+	if again && asked {
+		w.Delay = max(w.Delay, wait)
+	}
+	return w, again
+}
+
+func (p *Policy) maxPushback() time.Duration {
+	if p.MaxPushback == 0 {
+		return DefaultMaxPushback
+	}
+	return p.MaxPushback
+}
