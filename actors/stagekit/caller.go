@@ -142,7 +142,7 @@ func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *En
 // retry after a timeout above it), e is answered at once instead, with the
 // caller's context error or ErrCallerGone.
 func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
-	e.holder.Store(nil)
+	e.letGo()
 	c := e.root.call
 	c.mu.Lock()
 	if err := c.abandoned; err != nil {

@@ -82,6 +82,17 @@ type Envelope[Req, Res any] struct {
 	forcible bool
 }
 
+// letGo records that no stage holds e any more (the path holder hands it to
+// its caller, answers it, or forwards it). The holder is read only when a
+// stage fails; storing nil over nil would be the same as not storing, so
+// the atomic store (a full fence on most machines), paid up to five times
+// a request, is made only when a stage is recorded.
+func (e *Envelope[Req, Res]) letGo() {
+	if e.holder.Load() != nil {
+		e.holder.Store(nil)
+	}
+}
+
 // Push puts a frame for h on top of e and returns it. The path holder calls
 // it as the request goes down; it fails with ErrTooDeep when e is full.
 func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
@@ -106,7 +117,7 @@ func (e *Envelope[Req, Res]) Depth() int { return e.depth }
 // Answer ends e's path with an outcome: it completes e's frames from the
 // top, then drops the path's reference. Only the path holder calls it, once.
 func (e *Envelope[Req, Res]) Answer(res Res, err error) {
-	e.holder.Store(nil)
+	e.letGo()
 	e.CompleteAt(e.depth-1, res, err)
 	e.Unref()
 }
@@ -168,7 +179,7 @@ func (e *Envelope[Req, Res]) reset() {
 	}
 	e.leaf, e.next, e.unwatch, e.obs = nil, nil, nil, nil
 	e.detached, e.ctxClosed, e.forcible = false, false, false
-	e.holder.Store(nil)
+	e.letGo()
 }
 
 // NewChild returns an envelope for one attempt of parent's request (Retry's

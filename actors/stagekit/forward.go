@@ -41,7 +41,7 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 	if !s.hold {
 		s.mb.Free()
 	}
-	e.holder.Store(nil)
+	e.letGo()
 	s.SendInner(e)
 }
 
