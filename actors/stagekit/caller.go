@@ -3,9 +3,8 @@ package stagekit
 import (
 	"context"
 	"errors"
-	"sync/atomic"
-
 	"sync"
+	"sync/atomic"
 
 	"github.com/troupe-go/troupe/mailbox"
 )
@@ -99,8 +98,13 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	c := e.call
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
-	c.gone.Store(true)
+	if c.abandoned == nil {
+		c.abandoned = ErrCallerGone // work handed to it from now on is answered at once
+	}
 	wc := c.leafCtx
+	// Last: once it sees gone, wait reads and writes the fields above
+	// without mu (see delivered).
+	c.gone.Store(true)
 	c.unlockPoke(c.pokeLocked())
 	if wc != nil {
 		wc.stopWork(err)
@@ -188,101 +192,6 @@ func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
 		w.next = nil
 	}
 	return w
-}
-
-// wait is the caller's side of a call on root envelope r: it runs the leaf
-// work handed to it and returns the outcome. When ctx ends first, the caller
-// gives up: it claims the delivery frame, answers the work still queued for
-// it with ctx's error, and returns that error; the stages still holding the
-// request answer it the same way when they next look at it.
-func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
-	c := r.call
-	done := ctx.Done()
-	for {
-		c.mu.Lock()
-		c.leafCtx = nil // the leaf work run last, if any, is over
-		if c.done {
-			res, err := c.res, c.err
-			c.abandoned = ErrCallerGone
-			c.gone.Store(true)
-			orphans := c.work
-			c.work, c.workTail = nil, nil
-			c.mu.Unlock()
-			if orphans != nil {
-				answerAll(orphans, ErrCallerGone)
-			}
-			// Counted off only now, not when the outcome was delivered: a
-			// caller still running leaf work whose outcome came first (a
-			// stage answered it as it closed) is one a Close abandons.
-			c.entry.answered()
-			return res, err
-		}
-		w := c.popWork()
-		if w != nil {
-			wc := w.workCtx(&c.ctxs)
-			c.leafCtx = wc
-			c.mu.Unlock()
-			w.runLeaf(wc)
-			continue
-		}
-		c.sleeping = true
-		c.mu.Unlock()
-		if done == nil {
-			<-c.wake
-			continue
-		}
-		select {
-		case <-c.wake:
-		case <-done:
-			c.mu.Lock()
-			if !c.sleeping {
-				<-c.wake // a token is on its way: take it, so none is left over
-			}
-			c.sleeping = false
-			c.mu.Unlock()
-			if r.frames[0].done.CompareAndSwap(false, true) {
-				c.entry.answered()
-				return r.abandon(ctx.Err())
-			}
-			done = nil // the outcome is being delivered right now: wait for it
-		}
-	}
-}
-
-func (r *Envelope[Req, Res]) abandon(err error) (Res, error) {
-	r.leave(err)
-	var zero Res
-	return zero, err
-}
-
-// leave marks the caller gone: the work still queued for it, and any
-// handed to it later, is answered with err.
-func (r *Envelope[Req, Res]) leave(err error) {
-	c := r.call
-	c.mu.Lock()
-	if c.abandoned == nil {
-		c.abandoned = err
-	}
-	c.gone.Store(true)
-	w := c.work
-	c.work, c.workTail = nil, nil
-	c.mu.Unlock()
-	answerAll(w, err)
-}
-
-// answerAll answers a list of queued work with err.
-func answerAll[Req, Res any](w *Envelope[Req, Res], err error) {
-	var zero Res
-	for w != nil {
-		next := w.next
-		w.next = nil
-		if l := w.leaf; l != nil {
-			w.leaf = nil
-			dropLeaf(l)
-		}
-		w.Answer(zero, err)
-		w = next
-	}
 }
 
 // ErrCallerGone is the outcome of work handed to a caller that already has

@@ -50,7 +50,11 @@ func (s *Stage[Req, Res]) sendObserved(from *mailbox.Mailbox, e *Envelope[Req, R
 		}
 	}
 	if f != nil {
-		f.Aux = r // accepted: the frame reports EventFinished
+		// Accepted: the frame reports EventFinished, with the context the
+		// request had here. Kept in the frame, because the hook may run on
+		// another goroutine (a timeout's, forcing the outcome) while the
+		// path holder gives the envelope another context below.
+		f.Aux = acceptedCtx(e.Ctx)
 		e.obs = r
 		if perr := r.Report(troupe.Event{Type: troupe.EventAccepted, Context: e.Ctx}); perr != nil {
 			s.mb.Free()
@@ -69,14 +73,16 @@ func (s *Stage[Req, Res]) sendObserved(from *mailbox.Mailbox, e *Envelope[Req, R
 type observing[Req, Res any] Stage[Req, Res]
 
 // Complete reports EventFinished for an accepted request (Aux holds the
-// reporter; nil for one refused at the door), with the time since it was
-// accepted (Deadline). A panic in the observer joins the outcome.
-func (o *observing[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	r, _ := f.Aux.(*Reporter)
-	if r == nil {
+// context it was accepted with; nil for one refused at the door), with the
+// time since it was accepted (Deadline). A panic in the observer joins the
+// outcome.
+func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	ctx, _ := f.Aux.(context.Context)
+	if ctx == nil {
 		return res, err, false
 	}
-	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err, Context: e.Ctx}
+	r := o.obs
+	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err, Context: ctx}
 	if perr := r.Report(ev); perr != nil {
 		err = JoinPanic(perr, err)
 	}
@@ -107,4 +113,13 @@ func (s *Stage[Req, Res]) onRestarting() {
 	if s.obs != nil {
 		_ = s.obs.Report(troupe.Event{Type: troupe.EventRestarted, Err: s.failure}) // logged; no call to tell
 	}
+}
+
+// acceptedCtx is the context an observing frame keeps: ctx, never nil (nil
+// marks a request refused at the door).
+func acceptedCtx(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

@@ -108,7 +108,7 @@ func (ss *session[Req, Res]) sendHedge() {
 	}
 	b.hedges.Add(1)
 	if r := b.st.Reporter(); r != nil {
-		_ = r.Report(troupe.Event{Type: troupe.EventHedged, Attempt: n, Context: ss.parent.Ctx}) // a panic is logged; the hedge goes on
+		_ = r.Report(troupe.Event{Type: troupe.EventHedged, Attempt: n, Context: ss.ctx}) // a panic is logged; the hedge goes on
 	}
 	b.st.SendInner(att)
 }
