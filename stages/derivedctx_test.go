@@ -39,7 +39,7 @@ func derived(ctx context.Context, n int) (started int, cancel func()) {
 // the context package's AfterFunc hook. 200 derived contexts started about
 // 200 goroutines before.
 //
-// spec: HR2, T1
+// spec: HR2
 func TestHR2_AContextDerivedFromTheWorksStartsNoGoroutine(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -70,7 +70,7 @@ func TestHR2_AContextDerivedFromTheWorksStartsNoGoroutine(t *testing.T) {
 // Derived contexts are cancelled with the work's: when a timeout fires,
 // and when a Close gives up on the call.
 //
-// spec: HR2, T1
+// spec: HR2, T3
 func TestHR2_AContextDerivedFromTheWorksIsCancelledWithIt(t *testing.T) {
 	waitDerived := actors.Func(func(ctx context.Context, v int) (int, error) {
 		d, cancel := context.WithCancel(ctx)

@@ -135,6 +135,17 @@ func unary(ctx context.Context, cc *grpc.ClientConn, in string, opts ...grpc.Cal
 // send and recv move one string on any stream.
 func send(s grpc.Stream, v string) error { return s.SendMsg(wrapperspb.String(v)) }
 
+// openServerStream opens a server-streaming call on cc, sends it in and
+// closes its sending side.
+func openServerStream(t *testing.T, cc *grpc.ClientConn, in string) grpc.ClientStream {
+	t.Helper()
+	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
+	require.NoError(t, err)
+	require.NoError(t, send(s, in))
+	require.NoError(t, s.CloseSend())
+	return s
+}
+
 func recv(s grpc.Stream) (string, error) {
 	m := new(wrapperspb.StringValue)
 	err := s.RecvMsg(m)

@@ -103,10 +103,7 @@ func TestG1_AStreamIsHedgedBeforeItsFirstMessage(t *testing.T) {
 	}}
 	cc := through(t, serve(t, e), build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
 		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget())))
-	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
-	require.NoError(t, err)
-	require.NoError(t, send(s, "x"))
-	require.NoError(t, s.CloseSend())
+	s := openServerStream(t, cc, "x")
 	got, err := recvAll(s)
 	require.Equal(t, io.EOF, err)
 	require.Equal(t, []string{"b1", "b2"}, got)
@@ -219,10 +216,7 @@ func TestG1_AnAttemptAfterTheFirstMessageOpensNoStream(t *testing.T) {
 		Build(troupetest.NewSystem(t), leaf)
 	require.NoError(t, err)
 	cc := through(t, serve(t, e), st)
-	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
-	require.NoError(t, err)
-	require.NoError(t, send(s, "x"))
-	require.NoError(t, s.CloseSend())
+	s := openServerStream(t, cc, "x")
 	v, err := recv(s)
 	require.NoError(t, err)
 	require.Equal(t, "a", v)

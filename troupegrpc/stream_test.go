@@ -36,10 +36,7 @@ func TestG1_ServerStreamIsRetriedBeforeItsFirstMessage(t *testing.T) {
 		return nil
 	}}
 	cc := through(t, serve(t, e), build(t, stack()))
-	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
-	require.NoError(t, err)
-	require.NoError(t, send(s, "x"))
-	require.NoError(t, s.CloseSend())
+	s := openServerStream(t, cc, "x")
 	got, err := recvAll(s)
 	require.Equal(t, io.EOF, err)
 	require.Equal(t, []string{"x0", "x1", "x2"}, got, "the request was sent again")
@@ -55,10 +52,7 @@ func TestG1_ServerStreamIsNotRetriedAfterItsFirstMessage(t *testing.T) {
 		return errDown
 	}}
 	cc := through(t, serve(t, e), build(t, stack()))
-	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
-	require.NoError(t, err)
-	require.NoError(t, send(s, "x"))
-	require.NoError(t, s.CloseSend())
+	s := openServerStream(t, cc, "x")
 	got, err := recvAll(s)
 	require.Equal(t, []string{"a"}, got)
 	require.Equal(t, codes.Unavailable, status.Code(err))
@@ -181,11 +175,8 @@ func TestG1_StreamHeaderCommitsIt(t *testing.T) {
 		return errDown
 	}}
 	cc := through(t, serve(t, e), build(t, stack()))
-	s, err := cc.NewStream(t.Context(), serverDesc, mServer)
-	require.NoError(t, err)
-	require.NoError(t, send(s, "x"))
-	require.NoError(t, s.CloseSend())
-	_, err = s.Header()
+	s := openServerStream(t, cc, "x")
+	_, err := s.Header()
 	require.NoError(t, err)
 	_, err = recv(s)
 	require.Equal(t, codes.Unavailable, status.Code(err))

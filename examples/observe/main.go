@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sync"
 	"time"
 
@@ -45,7 +46,10 @@ func main() {
 	flag.DurationVar(&cfg.hold, "hold", 0, "keep serving /metrics this long after the run")
 	flag.BoolVar(&cfg.all, "all", false, "print the histograms' buckets too")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, cfg); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Stdout, cfg)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "observe:", err)
 		os.Exit(1)
 	}
@@ -90,10 +94,10 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	}
 	fmt.Fprintf(w, "summary: %d requests, %d ok, %d failed\n\n", cfg.requests, ok, failed)
 	if cfg.hold > 0 {
-		fmt.Fprintf(w, "serving %s for %s\n", m.url, cfg.hold)
-		time.Sleep(cfg.hold)
+		fmt.Fprintf(w, "serving %s for %s (Ctrl-C to stop)\n", m.url, cfg.hold)
+		hold(ctx, cfg.hold)
 	}
-	return m.print(ctx, w, cfg.all)
+	return m.print(context.WithoutCancel(ctx), w, cfg.all) // printed after an interrupt too
 }
 
 // send makes the requests from cfg.callers goroutines.
@@ -121,4 +125,14 @@ func send(ctx context.Context, svc troupe.Service[int, string], cfg config) (ok,
 	close(ids)
 	wg.Wait()
 	return ok, failed
+}
+
+// hold waits for d, or until ctx ends (an interrupt), whichever comes first.
+func hold(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
