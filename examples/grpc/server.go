@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -62,7 +63,6 @@ type server struct {
 	done chan struct{} // closed when Serve returns
 
 	mu       sync.Mutex
-	rnd      *rand.Rand           // guarded by mu: the faults, drawn in order of arrival
 	arrivals []time.Time          // guarded by mu
 	attempts map[string]int       // guarded by mu: by call id
 	notAt    map[string]time.Time // guarded by mu: a pushed-back call's earliest next attempt
@@ -81,7 +81,6 @@ func startServer(cfg config) (*server, error) {
 	}
 	s := &server{
 		cfg: cfg, addr: lis.Addr().String(), g: grpc.NewServer(), done: make(chan struct{}),
-		rnd:      rand.New(rand.NewPCG(cfg.seed, 7)),
 		attempts: map[string]int{}, notAt: map[string]time.Time{}, sent: map[string]bool{},
 	}
 	s.g.RegisterService(&quotesDesc, s)
@@ -123,7 +122,7 @@ func (s *server) arrive(id string, stream bool) fault {
 	}
 	s.inFlight++
 	s.peak = max(s.peak, s.inFlight)
-	switch f := s.rnd.Float64(); {
+	switch f := s.draw(id, s.attempts[id]); {
 	case f < s.cfg.fail:
 		return unavailable
 	case f < s.cfg.fail+s.cfg.busy:
@@ -134,6 +133,15 @@ func (s *server) arrive(id string, stream bool) fault {
 		return cut
 	}
 	return answer
+}
+
+// draw is the fault's draw for attempt n of call id: a function of the
+// seed, the call and the attempt only, so that a seed decides every call's
+// fate whatever order the attempts arrive in.
+func (s *server) draw(id string, n int) float64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return rand.New(rand.NewPCG(s.cfg.seed, h.Sum64()+uint64(n))).Float64()
 }
 
 // cuts reports whether stream id is one the server cuts: the first of
