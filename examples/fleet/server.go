@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -21,10 +22,11 @@ type server struct {
 	url  string
 	http *http.Server
 	done chan struct{} // closed when Serve has returned
+	fail float64       // the share of attempts answered 503
+	seed uint64        // with an attempt's request id and number, decides its fate
 
 	mu       sync.Mutex
-	fail     float64
-	rnd      *rand.Rand
+	attempts map[string]int // by request id
 	arrivals []arrival
 }
 
@@ -39,7 +41,7 @@ func startServer(fail float64, seed uint64) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{url: "http://" + ln.Addr().String() + "/v1/ocr", done: make(chan struct{}), fail: fail, rnd: rand.New(rand.NewPCG(seed, 0xf1ee7))}
+	s := &server{url: "http://" + ln.Addr().String() + "/v1/ocr", done: make(chan struct{}), fail: fail, seed: seed, attempts: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ocr", s.ocr)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -59,9 +61,12 @@ func (s *server) ocr(w http.ResponseWriter, r *http.Request) {
 	worker, _ := strconv.Atoi(r.Header.Get(headerWorker))
 	s.mu.Lock()
 	s.arrivals = append(s.arrivals, arrival{at: time.Now(), worker: worker})
-	failed := s.rnd.Float64() < s.fail
-	delay := 5*time.Millisecond + time.Duration(s.rnd.Int64N(int64(25*time.Millisecond)))
+	id := r.Header.Get("X-Request-Id")
+	s.attempts[id]++
+	rnd := s.draw(id, s.attempts[id])
 	s.mu.Unlock()
+	failed := rnd.Float64() < s.fail
+	delay := 5*time.Millisecond + time.Duration(rnd.Int64N(int64(25*time.Millisecond)))
 	select {
 	case <-time.After(delay):
 	case <-r.Context().Done():
@@ -73,6 +78,15 @@ func (s *server) ocr(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"id":%q,"text":"INVOICE %s"}`, r.Header.Get("X-Request-Id"), r.Header.Get("X-Request-Id"))
+}
+
+// draw is the randomness of attempt n of request id: a function of the
+// seed, the request and the attempt only, so that a seed decides every
+// request's fate whatever order the attempts arrive in.
+func (s *server) draw(id string, n int) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return rand.New(rand.NewPCG(s.seed, h.Sum64()+uint64(n)))
 }
 
 // results returns the arrivals, in order.
