@@ -188,17 +188,8 @@ func (e *Envelope[Req, Res]) reset() {
 // on parent's root until it is reused. pool must hand out *Envelope values
 // made by NewPool.
 func NewChild[Req, Res any](pool *sync.Pool, parent *Envelope[Req, Res], ctx context.Context, req Req, h Hook[Req, Res]) *Envelope[Req, Res] {
-	e := pool.Get().(*Envelope[Req, Res])
-	e.pool = pool
-	e.root = parent.root
-	e.root.Ref()
-	e.detached, e.forcible = parent.detached, parent.forcible
-	e.ctxClosed = parent.ctxClosed && ctx == parent.Ctx
-	e.Ctx, e.Req = ctx, req
-	e.refs.Store(1)
-	e.frames[0].hook, e.frames[0].env = h, e
-	e.depth = 1
-	return e
+	o := parent.Origin()
+	return NewChildOf(pool, &o, ctx, req, h)
 }
 
 // NewPool returns a pool of envelopes for NewChild.

@@ -15,6 +15,13 @@ import (
 // that ss is not live yet (Request sends it at once): it goes into the
 // live list under the same lock as into the pending one.
 //
+// The original is the request itself, sent on down the path with a frame
+// of the session's on top (the hedges are envelopes of their own, made
+// from the request's origin): its outcome comes back to the session
+// there, and an outcome the session has first (a hedge's, or the stage
+// failing) claims the frame. The session holds a reference on the request
+// for that until it is reused.
+//
 // Until its original is sent, only the actor touches a session (see
 // session), so its fields are set before the stage's lock is taken, for
 // the lists alone.
@@ -25,13 +32,24 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 		b.st.Inner().Unreserve()
 		return
 	}
-	d, hedged := b.delayAt(now)
 	a := &ss.atts[0]
-	ctx := ss.ctx
+	e := ss.parent
+	f, err := e.Push(stagekit.Hook[Req, Res](a))
+	if err != nil { // too many stages on the path: the stage answers the request
+		b.st.Inner().Unreserve()
+		if enter {
+			b.st.Answer(e, err)
+			ss.goLive(1)
+			ss.unref() // never live: back to the pool
+		} else {
+			ss.end(nil, *new(Res), b.st.Rejected(err))
+		}
+		return
+	}
+	d, hedged := b.delayAt(now)
 	refs := int32(1) // the attempt's
 	if hedged {
 		a.ctx = b.newCtx(ss.ctx)
-		ctx = a.ctx
 		ss.delay = d
 		refs++ // the pending list's
 	} else {
@@ -45,7 +63,9 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	a.sent = now
 	ss.sent, ss.running = 1, 1
 	due := now.Add(d)
+	e.Ref() // the session's, for its frame
 	b.mu.Lock()
+	ss.frame = f
 	if enter {
 		b.live.push(ss)
 	}
@@ -54,8 +74,10 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	if first {
 		b.setAlarm(due)
 	}
-	att := stagekit.NewChild(b.children, ss.parent, ctx, ss.req, stagekit.Hook[Req, Res](a))
-	b.st.SendInner(att)
+	if hedged {
+		e.SetCtx(a.ctx, false)
+	}
+	b.st.SendInner(e)
 }
 
 // sendHedge sends one more copy of the request with the unit reserved for
@@ -94,7 +116,7 @@ func (ss *session[Req, Res]) sendHedge() {
 	n := ss.sent - 1 // the hedge's number: 1 for the first
 	ss.running++
 	ss.ref(1) // the attempt's reference
-	att := stagekit.NewChild(b.children, ss.parent, context.Context(a.ctx), req, stagekit.Hook[Req, Res](a))
+	att := stagekit.NewChildOf(b.children, &ss.origin, context.Context(a.ctx), req, stagekit.Hook[Req, Res](a))
 	att.Detach() // beside the original, which may be running on the caller's goroutine
 	var first bool
 	due := now.Add(ss.delay)

@@ -31,9 +31,25 @@ type session[Req, Res any] struct {
 
 	// Set by start on the actor, then read-only until the session is reused.
 	gen    uint64                       // bumped at every reuse: stale messages are ignored
-	parent *stagekit.Envelope[Req, Res] // the request; the stage holds it until the session ends
+	parent *stagekit.Envelope[Req, Res] // the request; the original attempt rides it down the path
+	origin stagekit.Origin[Req, Res]    // what the hedges are made from (the request itself changes below)
 	req    Req
 	ctx    context.Context // the request's context
+
+	// The frame the session pushed on the request as its original went
+	// down the path, nil until then; set under b.mu, then read-only until
+	// the session is reused. While it is set, the session holds a
+	// reference on the request (see sendOriginal).
+	frame *stagekit.Frame[Req, Res]
+	// origIn: the original's outcome reached frame (the path below let go
+	// of it): an outcome of the session's own then goes on from the frame
+	// beneath. Guarded by b.mu.
+	origIn bool
+	// The session's outcome, kept for the original's outcome coming to
+	// frame as the session ends another way (see originalDone); guarded
+	// by b.mu.
+	outRes Res
+	outErr error
 
 	done    bool          // the session has its outcome; guarded by b.mu
 	running int           // attempts sent whose outcome has not come; guarded by b.mu
@@ -63,8 +79,9 @@ type attempt[Req, Res any] struct {
 // Request).
 func (ss *session[Req, Res]) start(e *stagekit.Envelope[Req, Res]) {
 	ss.gen++
-	ss.parent, ss.req, ss.ctx = e, e.Req, e.Ctx
+	ss.parent, ss.req, ss.ctx, ss.origin = e, e.Req, e.Ctx, e.Origin()
 	ss.done, ss.running, ss.sent, ss.noMore, ss.queued, ss.delay = false, 0, 0, false, false, 0
+	ss.frame, ss.origIn = nil, false
 }
 
 // isDone reports whether the session has its outcome.
@@ -82,23 +99,10 @@ func (ss *session[Req, Res]) isDone() bool {
 func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ss := a.ss
 	b := ss.b
-	if err == nil && b.win != nil {
-		now := b.clock.Now()
-		b.win.record(now, now.Sub(a.sent))
+	if a.n == 0 {
+		return ss.originalDone(res, err)
 	}
-	final := err == nil // the default Final, which cannot panic
-	if b.cfg.userFinal {
-		if ss.isDone() {
-			ss.unref() // the attempt's reference
-			return res, err, false
-		}
-		var perr error
-		final, perr = stagekit.Guard1("hedge: Final", func() (bool, error) { return b.cfg.final(res, err), nil })
-		if perr != nil {
-			var zero Res
-			res, err, final = zero, perr, true
-		}
-	}
+	res, err, final := a.judge(res, err)
 	b.mu.Lock()
 	if ss.done {
 		b.mu.Unlock()
@@ -110,6 +114,54 @@ func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit
 		b.mu.Unlock() // another attempt may still do better
 		ss.unref()
 		return res, err, false
+	}
+	ss.finish(a, res, err, 1)
+	return res, err, false
+}
+
+// judge records a success's latency and tells whether the outcome is
+// final (the user's Final, whose panic is a final outcome of its own). It
+// skips Final once the session has its outcome: the caller discards it.
+func (a *attempt[Req, Res]) judge(res Res, err error) (Res, error, bool) {
+	b := a.ss.b
+	if err == nil && b.win != nil {
+		now := b.clock.Now()
+		b.win.record(now, now.Sub(a.sent))
+	}
+	if !b.cfg.userFinal || a.ss.isDone() {
+		return res, err, err == nil // the default Final, which cannot panic
+	}
+	final, perr := stagekit.Guard1("hedge: Final", func() (bool, error) { return b.cfg.final(res, err), nil })
+	if perr != nil {
+		var zero Res
+		return zero, perr, true
+	}
+	return res, err, final
+}
+
+// originalDone is the original's outcome reaching the session's frame on
+// the request: it goes on outward when it ends the session; it stops
+// there (kept) while hedges may still do better, and the session passes
+// its outcome on later; and when the session ended meanwhile without
+// claiming the frame (it lost the race to this outcome), the session's
+// outcome goes on in its place.
+func (ss *session[Req, Res]) originalDone(res Res, err error) (Res, error, bool) {
+	b := ss.b
+	a := &ss.atts[0]
+	res, err, final := a.judge(res, err)
+	b.mu.Lock()
+	ss.origIn = true
+	if ss.done {
+		res, err = ss.outRes, ss.outErr
+		b.mu.Unlock()
+		ss.unref() // the attempt's reference
+		return res, err, false
+	}
+	ss.running--
+	if !final && ss.running > 0 {
+		b.mu.Unlock()
+		ss.unref()
+		return res, err, true // another attempt may still do better
 	}
 	ss.finish(a, res, err, 1)
 	return res, err, false
@@ -132,14 +184,21 @@ func (ss *session[Req, Res]) end(winner *attempt[Req, Res], res Res, err error) 
 // held and unlocks it: the session is marked done and leaves the live
 // and pending lists (a hedge still due is forgotten at once); then the
 // other attempts' contexts are cancelled (the winner's is only unlinked:
-// its response may still need it), the request is answered and its slot
-// freed. The session's references go with it: its own, the pending
-// list's if it was listed, and held more, those of the caller (the
-// winning attempt's).
+// its response may still need it), the slot is freed and the outcome goes
+// on: the stage answers the request when the original was never sent;
+// otherwise the outcome goes on from the session's frame, or, when it is
+// the original's, its frame passes it on as finish returns. The session's
+// references go with it: its own, the pending list's if it was listed,
+// the original's when the outcome claims its frame, and held more, those
+// of the caller (the winning attempt's).
 func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err error, held int32) {
 	b := ss.b
 	ss.done = true
 	sent, queued := ss.sent, ss.queued // no longer change
+	frame, origIn := ss.frame, ss.origIn
+	if frame != nil && winner != &ss.atts[0] {
+		ss.outRes, ss.outErr = res, err // for the original's outcome, should it claim the frame first
+	}
 	b.live.remove(ss)
 	if ss.listed {
 		b.pending.remove(ss)
@@ -147,7 +206,16 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 	}
 	idle := b.live.n == 0
 	b.mu.Unlock()
-	for i := range sent {
+	if queued {
+		b.st.PostControl(&unqueueMsg[Req, Res]{ss: ss, gen: ss.gen})
+	}
+	if winner != nil && winner.n > 0 {
+		b.won.Add(1)
+	}
+	// The losers are told to stop before the caller hears the outcome, the
+	// original last: told so, it may answer with its context's error and
+	// reach the frame first, and then passes this outcome on in its place.
+	for i := sent - 1; i >= 0; i-- {
 		a := &ss.atts[i]
 		switch {
 		case a.ctx == nil:
@@ -157,13 +225,20 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 			a.ctx.cancel(context.Canceled)
 		}
 	}
-	if queued {
-		b.st.PostControl(&unqueueMsg[Req, Res]{ss: ss, gen: ss.gen})
+	switch {
+	case frame == nil: // the original never went down: the stage holds the request
+		b.st.Respond(ss.parent, res, err)
+	case winner == &ss.atts[0]: // the original's own outcome, passed on by its frame
+		b.st.Mailbox().Free()
+	case origIn: // the original's outcome stopped at the frame
+		b.st.Mailbox().Free()
+		ss.parent.CompleteAt(frame.Pos()-1, res, err)
+	default:
+		b.st.Mailbox().Free()
+		if frame.Claim(res, err) {
+			held++ // the original's outcome, discarded at the frame, drops no reference
+		} // otherwise the original's outcome came first, and passes this one on (originalDone)
 	}
-	if winner != nil && winner.n > 0 {
-		b.won.Add(1)
-	}
-	b.st.Respond(ss.parent, res, err)
 	if idle {
 		b.st.Recheck() // a draining stage may stop now
 	}
@@ -188,11 +263,16 @@ func (ss *session[Req, Res]) drop(n int32) {
 		return
 	}
 	var zero Req
-	ss.parent, ss.req, ss.ctx = nil, zero, nil
+	var none Res
+	p, held := ss.parent, ss.frame != nil
+	ss.parent, ss.req, ss.ctx, ss.origin, ss.frame, ss.outRes, ss.outErr = nil, zero, nil, stagekit.Origin[Req, Res]{}, nil, none, nil
 	for i := range ss.atts {
 		ss.atts[i].ctx = nil
 	}
 	ss.b.sessions.Put(ss)
+	if held {
+		p.Unref() // the session's reference, taken as the original went down
+	}
 }
 
 func (ss *session[Req, Res]) setQueued(q bool) {
