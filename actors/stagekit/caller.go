@@ -20,8 +20,11 @@ type callState[Req, Res any] struct {
 	err       error               // guarded by mu
 	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
 	sleeping  bool                // the caller is blocked on wake; guarded by mu
-	gone      atomic.Bool         // done or abandoned: set with them, read without mu (Delivered)
-	wake      chan struct{}       // capacity 1; a token is sent only to a sleeping caller
+	// gone: done or abandoned (1), set with them, read without mu
+	// (Delivered). It changes with sync/atomic, except for the plain store
+	// of reset, on a call state no one else holds.
+	gone uint32
+	wake chan struct{} // capacity 1; a token is sent only to a sleeping caller
 
 	// Leaf work running for this caller, and the slots of HoldUntilOutcome
 	// stages kept until none runs (see keepSlot).
@@ -54,8 +57,10 @@ func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
 	c.target, c.entry, c.held = nil, nil, nil
-	c.heldN.Store(0)
-	c.gone.Store(false)
+	if c.heldN.Load() != 0 {
+		c.heldN.Store(0)
+	}
+	c.gone = 0 // a plain store: see gone
 }
 
 // slotGranted is the outcome of a root envelope's wait in its stage's line
@@ -104,7 +109,7 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	wc := c.leafCtx
 	// Last: once it sees gone, wait reads and writes the fields above
 	// without mu (see delivered).
-	c.gone.Store(true)
+	atomic.StoreUint32(&c.gone, 1)
 	c.unlockPoke(c.pokeLocked())
 	if wc != nil {
 		wc.stopWork(err)
@@ -133,7 +138,7 @@ func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *En
 	e.call.entry = s
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req
-	e.refs.Store(2)
+	e.refs = 2 // a pooled envelope is ours alone: no fence (see Envelope.refs)
 	e.frames[0].hook, e.frames[0].env = deliver[Req, Res]{}, e
 	e.depth = 1
 	return e
@@ -202,4 +207,4 @@ var ErrCallerGone = errors.New("actors: the caller already has its outcome")
 // Delivered reports whether the caller of e's request no longer waits for
 // it: it has its outcome, or gave up. A stage that would go on working for
 // the request (Retry) stops then.
-func (e *Envelope[Req, Res]) Delivered() bool { return e.root.call.gone.Load() }
+func (e *Envelope[Req, Res]) Delivered() bool { return atomic.LoadUint32(&e.root.call.gone) != 0 }

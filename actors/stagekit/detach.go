@@ -11,12 +11,20 @@ import "github.com/troupe-go/troupe/mailbox"
 // counts against their limits. Path holder only.
 func (e *Envelope[Req, Res]) Detach() { e.detached, e.forcible = true, true }
 
-// forced reports whether an outcome already passed one of the frames of e
-// or of its root: nobody waits for e's work any more.
+// forced reports whether an outcome already passed one of the frames of e,
+// or, for an attempt made from a request, one of the root's frames its
+// outcome goes on through (rootDepth, taken with the Origin it was made
+// from: the root itself may have gone on down the path since, with frames
+// of its own attempt above those): nobody waits for e's work any more.
 func (e *Envelope[Req, Res]) forced() bool {
-	for _, x := range []*Envelope[Req, Res]{e, e.root} {
-		for i := range x.depth {
-			if x.frames[i].done.Load() {
+	for i := range e.depth {
+		if e.frames[i].done.Load() {
+			return true
+		}
+	}
+	if e.root != e {
+		for i := range e.rootDepth {
+			if e.root.frames[i].done.Load() {
 				return true
 			}
 		}

@@ -105,13 +105,13 @@
 // Envelope.SetCtx, saying whether it cancels that context itself when it is
 // closed; a context of its own type should implement the context package's
 // AfterFunc hook (with AfterFuncs), so that the contexts work derives from
-// it need no goroutine each. Retry's attempts are child envelopes
-// (NewChild) that report to the same caller. A stage may instead send the
+// it need no goroutine each. Attempts made from a request are child
+// envelopes (NewChild) that report to the same caller. A stage may instead send the
 // request itself on down the path with a frame of its own on top and still
 // make attempts from it later (NewChildOf, from the Origin taken while it
 // held the request): an outcome it has first claims its frame
 // (Frame.Claim), and the path's own outcome is then discarded there, as
-// Hedge does with its original attempt.
+// Retry and Hedge do with their first attempts.
 //
 // # Readiness
 //

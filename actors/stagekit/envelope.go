@@ -62,15 +62,22 @@ type Envelope[Req, Res any] struct {
 	frames [MaxFrames]Frame[Req, Res]
 	depth  int // frames pushed; owned by the path holder
 
-	root    *Envelope[Req, Res]             // the envelope of the waiting caller (itself for a root)
-	call    *callState[Req, Res]            // the caller's side; set on roots only
-	holder  atomic.Pointer[mailbox.Mailbox] // mailbox of the stage holding it, or nil
-	refs    atomic.Int32                    // path + registrations (+ caller and children, on a root)
-	pool    *sync.Pool                      // where it goes back at zero refs
-	leaf    Leaf[Req, Res]                  // set when handed to the caller to run
-	next    *Envelope[Req, Res]             // caller's work list; guarded by root.call.mu
-	unwatch func() bool                     // stops a parked envelope's context watch
-	obs     *Reporter                       // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
+	root *Envelope[Req, Res] // the envelope of the waiting caller (itself for a root)
+	// rootDepth: on an attempt made from a request (NewChildOf), how many
+	// of the root's frames its outcome goes on through; set with root.
+	rootDepth int
+	call      *callState[Req, Res]            // the caller's side; set on roots only
+	holder    atomic.Pointer[mailbox.Mailbox] // mailbox of the stage holding it, or nil
+	// refs counts the path, registrations (and the caller and children, on
+	// a root). It changes with sync/atomic, except for the plain store that
+	// readies an envelope taken from its pool, which orders it after the
+	// last user's (a store with a fence per request saved).
+	refs    int32
+	pool    *sync.Pool          // where it goes back at zero refs
+	leaf    Leaf[Req, Res]      // set when handed to the caller to run
+	next    *Envelope[Req, Res] // caller's work list; guarded by root.call.mu
+	unwatch func() bool         // stops a parked envelope's context watch
+	obs     *Reporter           // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
 	// detached: its leaf work runs on a goroutine of its own (Detach);
 	// owned by the path holder.
 	detached bool
@@ -144,11 +151,11 @@ func (e *Envelope[Req, Res]) CompleteAt(i int, res Res, err error) {
 func (f *Frame[Req, Res]) Done() bool { return f.done.Load() }
 
 // Ref adds a reference to e: its holder keeps it from being reused.
-func (e *Envelope[Req, Res]) Ref() { e.refs.Add(1) }
+func (e *Envelope[Req, Res]) Ref() { atomic.AddInt32(&e.refs, 1) }
 
 // Unref drops a reference; the last one returns e to its pool.
 func (e *Envelope[Req, Res]) Unref() {
-	if n := e.refs.Add(-1); n > 0 {
+	if n := atomic.AddInt32(&e.refs, -1); n > 0 {
 		return
 	} else if n < 0 {
 		invariant("envelope released more often than referenced")

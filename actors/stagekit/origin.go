@@ -3,17 +3,19 @@ package stagekit
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Origin is what the attempts made from a request need of it, taken by the
 // stage holding the request (Envelope.Origin) so that attempts can still be
 // made once the request itself has gone on down the path, where the stages
-// below change it. Hedge sends a request's first attempt on the request
-// itself, and its later ones from its Origin.
+// below change it. Retry and Hedge send a request's first attempt on the
+// request itself, and their later ones from its Origin.
 //
 // A plain value, safe for concurrent use once taken.
 type Origin[Req, Res any] struct {
 	root      *Envelope[Req, Res]
+	rootDepth int // the root's frames the attempts' outcomes go on through
 	ctx       context.Context
 	detached  bool
 	forcible  bool
@@ -23,23 +25,27 @@ type Origin[Req, Res any] struct {
 // Origin returns e's origin (path holder only). It refers to e's root,
 // which e's references keep from reuse: use it only while holding one.
 func (e *Envelope[Req, Res]) Origin() Origin[Req, Res] {
-	return Origin[Req, Res]{root: e.root, ctx: e.Ctx, detached: e.detached, forcible: e.forcible, ctxClosed: e.ctxClosed}
+	depth := e.rootDepth
+	if e.root == e {
+		depth = e.depth
+	}
+	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: e.Ctx, detached: e.detached, forcible: e.forcible, ctxClosed: e.ctxClosed}
 }
 
 // Delivered is Envelope.Delivered for the request o was taken from.
-func (o *Origin[Req, Res]) Delivered() bool { return o.root.call.gone.Load() }
+func (o *Origin[Req, Res]) Delivered() bool { return atomic.LoadUint32(&o.root.call.gone) != 0 }
 
 // NewChildOf is NewChild from the origin of the parent request: the
 // attempt reports to the same caller and runs its leaf work the same way.
 func NewChildOf[Req, Res any](pool *sync.Pool, o *Origin[Req, Res], ctx context.Context, req Req, h Hook[Req, Res]) *Envelope[Req, Res] {
 	e := pool.Get().(*Envelope[Req, Res])
 	e.pool = pool
-	e.root = o.root
+	e.root, e.rootDepth = o.root, o.rootDepth
 	e.root.Ref()
 	e.detached, e.forcible = o.detached, o.forcible
 	e.ctxClosed = o.ctxClosed && ctx == o.ctx
 	e.Ctx, e.Req = ctx, req
-	e.refs.Store(1)
+	e.refs = 1 // a pooled envelope is ours alone: no fence (see Envelope.refs)
 	e.frames[0].hook, e.frames[0].env = h, e
 	e.depth = 1
 	return e

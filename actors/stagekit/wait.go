@@ -1,6 +1,9 @@
 package stagekit
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // wait is the caller's side of a call on root envelope r: it runs the leaf
 // work handed to it and returns the outcome. When ctx ends first, the caller
@@ -23,7 +26,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			c.leafCtx = wc
 			c.mu.Unlock()
 			w.runLeaf(wc)
-			if c.gone.Load() {
+			if atomic.LoadUint32(&c.gone) != 0 {
 				// Delivered (by this leaf's own outcome, mostly): done, res
 				// and err were set before gone, and no work is queued
 				// after it (deliver set abandoned), so they are read
@@ -89,7 +92,7 @@ func (r *Envelope[Req, Res]) leave(err error) {
 	if c.abandoned == nil {
 		c.abandoned = err
 	}
-	c.gone.Store(true)
+	atomic.StoreUint32(&c.gone, 1)
 	w := c.work
 	c.work, c.workTail = nil, nil
 	c.mu.Unlock()

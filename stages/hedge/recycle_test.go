@@ -91,3 +91,39 @@ func TestH1_EveryEndOfASessionGivesItsReferencesBack(t *testing.T) {
 		})
 	}
 }
+
+// A hedge sent after the original's outcome came (a failure, while an
+// earlier hedge still runs) runs as any other: the frames the original
+// passed are done, and the runtime must not take that for the caller's
+// outcome having come.
+//
+// spec: H1
+func TestH1_AHedgeSentAfterTheOriginalFailedStillRuns(t *testing.T) {
+	const ms = time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		var attempts atomic.Int32
+		fn := actors.Func(func(ctx context.Context, _ int) (int, error) {
+			switch attempts.Add(1) {
+			case 1: // the original, at 0
+				time.Sleep(15 * ms)
+				return 0, errFirst
+			case 2: // the first hedge, at 10 ms: the loser, cancelled at 20 ms
+				select {
+				case <-time.After(100 * ms):
+					return 0, errFirst
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+			}
+			return 3, nil // the second hedge, at 20 ms
+		})
+		x, err := New[int, int](troupetest.NewSystem(t), fn, Delay(10*ms), NoBudget(), MaxHedges(2))
+		require.NoError(t, err)
+		start := time.Now()
+		got := <-troupetest.Go(context.Background(), x, 1)
+		assert.Equal(t, troupetest.Result[int]{Value: 3}, got)
+		assert.Equal(t, 20*ms, time.Since(start))
+		synctest.Wait()
+		require.NoError(t, x.Close(context.Background()))
+	})
+}

@@ -102,7 +102,7 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 	if ss.sent > 0 {
 		// Nobody waits for another attempt: a caller whose context ended
 		// gets its context's error, as it would from its own wait.
-		if err := ss.parent.Ctx.Err(); err != nil {
+		if err := ss.ctx.Err(); err != nil {
 			var zero Res
 			ss.finish(zero, err)
 			return
@@ -222,5 +222,5 @@ func (b *behavior[Req, Res, T, P]) cancel(ss *session[Req, Res, T, P], gen uint6
 		}
 	}
 	var zero Res
-	ss.finish(zero, ss.parent.Ctx.Err())
+	ss.finish(zero, ss.ctx.Err())
 }

@@ -15,7 +15,8 @@ import (
 // It is safe for concurrent use.
 type Retry[Req, Res any] struct {
 	stagekit.Handle[Req, Res]
-	stats func() Sessions
+	stats    func() Sessions
+	sessions *sync.Pool // the behavior's sessions (a test counts those it makes)
 }
 
 // Sessions is a snapshot of a retry stage's sessions (its Stats' Detail).
@@ -75,7 +76,11 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	}
 	const name = "retry"
 	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, names: newNames(name), budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
-	b.sessions.New = func() any { return &session[Req, Res, T, P]{b: b} }
+	b.sessions.New = func() any {
+		ss := &session[Req, Res, T, P]{b: b}
+		ss.orig.ss = ss
+		return ss
+	}
 	b.waits.Less = func(x, y *session[Req, Res, T, P]) bool { return x.due.Before(y.due) }
 	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity}, inner, b)
@@ -85,7 +90,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})
 	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
-	r := &Retry[Req, Res]{stats: b.snapshot}
+	r := &Retry[Req, Res]{stats: b.snapshot, sessions: &b.sessions}
 	r.Handle = stagekit.NewHandle(st, nil, func() any { return r.Sessions() })
 	return r, nil
 }

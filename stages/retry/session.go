@@ -23,7 +23,9 @@ const (
 // and a Fail racing for a session settle it once.
 type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	b      *behavior[Req, Res, T, P]
-	parent *stagekit.Envelope[Req, Res] // the request; the stage holds it for the session
+	parent *stagekit.Envelope[Req, Res] // the request; its first attempt rides it down the path
+	ctx    context.Context              // the request's context as the stage got it (below, the request's changes)
+	origin stagekit.Origin[Req, Res]    // the later attempts are made from it
 	pol    T                            // this session's copy of the policy
 	ap     attemptsPolicy               // pol as an Attempts, when bound; nil otherwise
 	req    Req                          // the copy for the next attempt
@@ -37,6 +39,22 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 
 	prev, next *session[Req, Res, T, P] // live list; guarded by b.mu
 
+	// The first attempt is the request itself, sent on down the path with
+	// orig's frame on top (see original.go). frame is set by the actor as
+	// it goes, then read-only until the session is reused; while it is
+	// set, the session holds a reference on the request.
+	orig  original[Req, Res, T, P]
+	frame *stagekit.Frame[Req, Res]
+	// at says who came to frame first: nobody yet, the first attempt's
+	// outcome (origIn), or the session's end claiming it (claiming). It
+	// changes by CompareAndSwap, except for start's plain store.
+	at int32
+	// The outcome claiming frame, for the first attempt's outcome reaching
+	// it in the same instant (see originalDone): written by the session's
+	// end before it sets at to claiming, read only after that.
+	outRes Res
+	outErr error
+
 	// Actor-owned, while waiting or retrying.
 	due     time.Time
 	idx     int           // place in b.waits, -1 when not there
@@ -48,7 +66,8 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 // runs yet: the session's own copy of the policy comes first.
 func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T) {
 	ss.gen++
-	ss.parent = e
+	ss.parent, ss.ctx, ss.origin = e, e.Ctx, e.Origin()
+	ss.frame, ss.at = nil, atNobody
 	ss.pol = proto
 	ss.bindPolicy()
 	ss.state.Store(retrying)
@@ -75,7 +94,7 @@ func (ss *session[Req, Res, T, P]) send() {
 			return
 		}
 		if r := b.st.Reporter(); r != nil {
-			if err := r.Report(troupe.Event{Type: troupe.EventRetried, Attempt: ss.sent, Context: ss.parent.Ctx}); err != nil {
+			if err := r.Report(troupe.Event{Type: troupe.EventRetried, Attempt: ss.sent, Context: ss.ctx}); err != nil {
 				b.st.Inner().Unreserve() // the observer panicked: the session's outcome
 				var zero Res
 				ss.finish(zero, err)
@@ -83,36 +102,59 @@ func (ss *session[Req, Res, T, P]) send() {
 			}
 		}
 	}
+	var f *stagekit.Frame[Req, Res]
+	if ss.sent == 0 {
+		var err error
+		if f, err = ss.parent.Push(&ss.orig); err != nil { // too many stages on the path
+			b.st.Inner().Unreserve()
+			var zero Res
+			ss.finish(zero, b.st.Rejected(err))
+			return
+		}
+	}
 	ss.sent++
 	ss.stopWatch()
 	ss.refs.Add(1)
 	ss.state.Store(running)
-	att := stagekit.NewChild(b.attempts, ss.parent, ss.parent.Ctx, req, stagekit.Hook[Req, Res](ss))
+	if f != nil {
+		ss.frame = f
+		ss.parent.Ref() // the session's, for its frame
+		b.st.SendInner(ss.parent)
+		return
+	}
+	att := stagekit.NewChildOf(b.attempts, &ss.origin, ss.ctx, req, stagekit.Hook[Req, Res](ss))
 	b.st.SendInner(att)
 }
 
-// Complete is the hook of an attempt's first frame: the attempt's outcome.
-// It runs where the outcome was produced.
+// Complete is the hook of a later attempt's first frame: the attempt's
+// outcome. It runs where the outcome was produced.
 func (ss *session[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	defer ss.unref()
 	if ss.state.Load() != running {
 		return res, err, false // the session ended meanwhile (Fail): discard
 	}
-	if !ss.again {
-		ss.finish(res, err) // a request that could not be copied is sent once
-		return res, err, false
+	if res, err, final := ss.settle(res, err); final {
+		ss.finish(res, err)
 	}
-	if ss.parent.Delivered() || ss.parent.Ctx.Err() != nil {
-		ss.finish(res, err) // nobody waits for this session any more (a timeout above, the caller gone)
-		return res, err, false
+	return res, err, false
+}
+
+// settle judges an attempt's outcome (the session is running): final says
+// that it ends the session; otherwise a retry is on its way (or the
+// session ended meanwhile).
+func (ss *session[Req, Res, T, P]) settle(res Res, err error) (Res, error, bool) {
+	if !ss.again {
+		return res, err, true // a request that could not be copied is sent once
+	}
+	if ss.parent.Delivered() || ss.ctx.Err() != nil {
+		return res, err, true // nobody waits for this session any more (a timeout above, the caller gone)
 	}
 	res, err, w, again := ss.judge(res, err)
 	if again && ss.b.budget != nil && !ss.b.budget.Withdraw() {
 		again = false // the budget is spent: the last outcome stands
 	}
 	if !again {
-		ss.finish(res, err)
-		return res, err, false
+		return res, err, true
 	}
 	if ss.state.CompareAndSwap(running, waiting) {
 		ss.b.st.PostControl(&waitMsg[Req, Res, T, P]{ss: ss, gen: ss.gen, w: w})
@@ -121,7 +163,9 @@ func (ss *session[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *s
 }
 
 // finish ends the session with an outcome, once: its stage slot is freed
-// and the request answered.
+// and the request answered (the stage answers it when its first attempt
+// never went; otherwise the outcome goes on from the session's frame, see
+// original.go). Not for the first attempt's own outcome (finishOriginal).
 func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
 	for {
 		s := ss.state.Load()
@@ -132,18 +176,43 @@ func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
 			break
 		}
 	}
-	// A session is finished either where its attempt's outcome arrived (it
-	// was running: nothing to stop) or by the actor: gate and unwatch are
-	// only ever set by the actor.
+	b := ss.b
+	idle := ss.leaveLive()
+	if frame := ss.frame; frame == nil { // the first attempt never went: the stage holds the request
+		b.st.Respond(ss.parent, res, err)
+	} else {
+		b.st.Mailbox().Free()
+		ss.outRes, ss.outErr = res, err
+		switch {
+		case !atomic.CompareAndSwapInt32(&ss.at, atNobody, atClaiming):
+			// The first attempt's outcome stopped at the frame.
+			ss.parent.CompleteAt(frame.Pos()-1, res, err)
+		case frame.Claim(res, err):
+			ss.unref() // the first attempt's: its outcome is discarded at the frame
+		} // otherwise its outcome came first and passes this one on (originalDone)
+	}
+	ss.ended(idle)
+}
+
+// leaveLive takes an ended session out of the live list, and reports
+// whether none is left. A session is finished either where its attempt's
+// outcome arrived (it was running: nothing to stop) or by the actor: gate
+// and unwatch are only ever set by the actor.
+func (ss *session[Req, Res, T, P]) leaveLive() (idle bool) {
 	ss.stopWatch()
 	b := ss.b
 	b.mu.Lock()
 	b.live.remove(ss)
-	idle := b.live.n == 0
+	idle = b.live.n == 0
 	b.mu.Unlock()
-	b.st.Respond(ss.parent, res, err)
+	return idle
+}
+
+// ended drops an ended session's own reference, once the stage has
+// answered it; a draining stage may stop when it was the last.
+func (ss *session[Req, Res, T, P]) ended(idle bool) {
 	if idle {
-		b.st.Recheck() // a draining stage may stop now
+		ss.b.st.Recheck()
 	}
 	ss.unref()
 }
@@ -154,19 +223,25 @@ func (ss *session[Req, Res, T, P]) unref() {
 	}
 	var zeroT T
 	var zeroReq Req
+	var zeroRes Res
+	p, held := ss.parent, ss.frame != nil
 	ss.parent, ss.pol, ss.ap, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
+	ss.ctx, ss.origin, ss.frame, ss.outRes, ss.outErr = nil, stagekit.Origin[Req, Res]{}, nil, zeroRes, nil
 	ss.b.sessions.Put(ss)
+	if held {
+		p.Unref() // the session's reference, taken as the first attempt went
+	}
 }
 
 // watch answers the session when its request's context ends while it waits
 // (actor; only on the retry path, so its allocation is not on every request).
 func (ss *session[Req, Res, T, P]) watch() {
-	if ss.unwatch != nil || ss.parent.Ctx.Done() == nil {
+	if ss.unwatch != nil || ss.ctx.Done() == nil {
 		return
 	}
 	msg := &cancelMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
 	st := ss.b.st
-	ss.unwatch = context.AfterFunc(ss.parent.Ctx, func() { st.PostControl(msg) })
+	ss.unwatch = context.AfterFunc(ss.ctx, func() { st.PostControl(msg) })
 }
 
 func (ss *session[Req, Res, T, P]) stopWatch() {

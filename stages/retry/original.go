@@ -1,0 +1,61 @@
+package retry
+
+import (
+	"sync/atomic"
+
+	"github.com/troupe-go/troupe/actors/stagekit"
+)
+
+// Who came to a session's frame first (session.at).
+const (
+	atNobody   int32 = iota
+	atOrigIn         // the first attempt's outcome
+	atClaiming       // the session's end, claiming the frame
+)
+
+// original is the hook of the frame a session's first attempt rides the
+// request with: the request itself goes on down the path, so that a call
+// retried never (almost every one) costs no envelope of its own. Its
+// outcome comes back to the frame: it goes on outward when it ends the
+// session, and stops there (the hook keeps it) when a retry follows; the
+// session's final outcome then goes on from the frame beneath. A session
+// that ends while its first attempt runs (the stage failing) claims the
+// frame instead; when the first attempt's outcome reaches the frame in the
+// same instant, the session's outcome goes on in its place. One
+// CompareAndSwap on the session's at orders the two.
+type original[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+	ss *session[Req, Res, T, P]
+}
+
+func (o *original[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	return o.ss.originalDone(res, err)
+}
+
+// originalDone is the first attempt's outcome reaching the session's frame.
+func (ss *session[Req, Res, T, P]) originalDone(res Res, err error) (Res, error, bool) {
+	defer ss.unref() // the attempt's reference
+	if !atomic.CompareAndSwapInt32(&ss.at, atNobody, atOrigIn) {
+		return ss.outRes, ss.outErr, false // the session's own outcome, whose claim came too late
+	}
+	if ss.state.Load() != running {
+		return res, err, true // the session ended meanwhile: its end goes on from beneath the frame
+	}
+	res, err, final := ss.settle(res, err)
+	if final && ss.finishOriginal() {
+		return res, err, false
+	}
+	return res, err, true // a retry follows, or the session ended another way meanwhile
+}
+
+// finishOriginal ends the session with its first attempt's outcome, which
+// the frame passes on; it reports false when the session had ended
+// another way meanwhile (that end then goes on from beneath the frame).
+func (ss *session[Req, Res, T, P]) finishOriginal() bool {
+	if !ss.state.CompareAndSwap(running, done) {
+		return false
+	}
+	idle := ss.leaveLive()
+	ss.b.st.Mailbox().Free()
+	ss.ended(idle)
+	return true
+}
