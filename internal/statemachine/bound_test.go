@@ -46,7 +46,7 @@ func (m *machine) bounded(t *rapid.T, what string, bound time.Duration, op func(
 			t.Fatalf("panic not an outcome: %s panicked: %s", what, p)
 		}
 	case <-timer.C:
-		t.Fatalf("%s did not return within its bound %v plus the margin %v\n%s", what, bound, m.margin, goroutines())
+		t.Fatalf("%s did not return within its bound %v plus the margin %v\nstack %s: %s\n%s", what, bound, m.margin, m.s, m.s.counters(), goroutines())
 	}
 }
 
