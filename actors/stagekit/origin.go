@@ -65,3 +65,17 @@ func (f *Frame[Req, Res]) Claim(res Res, err error) bool {
 	f.env.CompleteAt(f.pos-1, res, err)
 	return true
 }
+
+// RideFrame pushes a frame for h on e, for a stage that sends e itself on
+// down the path as its first attempt (path holder only), and returns it;
+// or nil, pushing nothing, when half of e's frames are taken already: the
+// attempt then goes in an envelope of its own (NewChildOf), as every later
+// one does, so that the stages below have as many frames as they would
+// below an attempt's own envelope, nearly.
+func RideFrame[Req, Res any](e *Envelope[Req, Res], h Hook[Req, Res]) *Frame[Req, Res] {
+	if e.depth >= MaxFrames/2 {
+		return nil
+	}
+	f, _ := e.Push(h)
+	return f
+}

@@ -34,18 +34,6 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	}
 	a := &ss.atts[0]
 	e := ss.parent
-	f, err := e.Push(stagekit.Hook[Req, Res](a))
-	if err != nil { // too many stages on the path: the stage answers the request
-		b.st.Inner().Unreserve()
-		if enter {
-			b.st.Answer(e, err)
-			ss.goLive(1)
-			ss.unref() // never live: back to the pool
-		} else {
-			ss.end(nil, *new(Res), b.st.Rejected(err))
-		}
-		return
-	}
 	d, hedged := b.delayAt(now)
 	refs := int32(1) // the attempt's
 	if hedged {
@@ -63,7 +51,10 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	a.sent = now
 	ss.sent, ss.running = 1, 1
 	due := now.Add(d)
-	e.Ref() // the session's, for its frame
+	f := stagekit.RideFrame(e, stagekit.Hook[Req, Res](a))
+	if f != nil {
+		e.Ref() // the session's, for its frame
+	}
 	b.mu.Lock()
 	ss.frame = f
 	if enter {
@@ -73,6 +64,14 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	b.mu.Unlock()
 	if first {
 		b.setAlarm(due)
+	}
+	ctx := ss.ctx
+	if hedged {
+		ctx = a.ctx
+	}
+	if f == nil { // a request whose frames run short: the original goes in an envelope of its own
+		b.st.SendInner(stagekit.NewChildOf(b.children, &ss.origin, ctx, ss.req, stagekit.Hook[Req, Res](a)))
+		return
 	}
 	if hedged {
 		e.SetCtx(a.ctx, false)

@@ -99,7 +99,7 @@ func (ss *session[Req, Res]) isDone() bool {
 func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ss := a.ss
 	b := ss.b
-	if a.n == 0 {
+	if a.n == 0 && ss.frame != nil {
 		return ss.originalDone(res, err)
 	}
 	res, err, final := a.judge(res, err)

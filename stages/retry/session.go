@@ -104,13 +104,7 @@ func (ss *session[Req, Res, T, P]) send() {
 	}
 	var f *stagekit.Frame[Req, Res]
 	if ss.sent == 0 {
-		var err error
-		if f, err = ss.parent.Push(&ss.orig); err != nil { // too many stages on the path
-			b.st.Inner().Unreserve()
-			var zero Res
-			ss.finish(zero, b.st.Rejected(err))
-			return
-		}
+		f = stagekit.RideFrame(ss.parent, stagekit.Hook[Req, Res](&ss.orig))
 	}
 	ss.sent++
 	ss.stopWatch()
