@@ -70,6 +70,17 @@ func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
 	s.Respond(e, zero, s.Rejected(err))
 }
 
+// FreeSlot frees the slot of a request the stage kept (Keep) and then sent
+// on itself, with a frame of its own on top (RideFrame), once it has the
+// request's outcome: Respond's freeing without its answer, which goes on
+// from the frame instead. A HoldUntilOutcome stage's slot is freed by the
+// runtime's frame, not here.
+func (s *Stage[Req, Res]) FreeSlot() {
+	if !s.hold {
+		s.mb.Free()
+	}
+}
+
 // Respond ends the path of a request the stage holds with an outcome,
 // freeing its slot.
 func (s *Stage[Req, Res]) Respond(e *Envelope[Req, Res], res Res, err error) {

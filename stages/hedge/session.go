@@ -229,12 +229,12 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 	case frame == nil: // the original never went down: the stage holds the request
 		b.st.Respond(ss.parent, res, err)
 	case winner == &ss.atts[0]: // the original's own outcome, passed on by its frame
-		b.st.Mailbox().Free()
+		b.st.FreeSlot()
 	case origIn: // the original's outcome stopped at the frame
-		b.st.Mailbox().Free()
+		b.st.FreeSlot()
 		ss.parent.CompleteAt(frame.Pos()-1, res, err)
 	default:
-		b.st.Mailbox().Free()
+		b.st.FreeSlot()
 		if frame.Claim(res, err) {
 			held++ // the original's outcome, discarded at the frame, drops no reference
 		} // otherwise the original's outcome came first, and passes this one on (originalDone)

@@ -55,7 +55,7 @@ func (ss *session[Req, Res, T, P]) finishOriginal() bool {
 		return false
 	}
 	idle := ss.leaveLive()
-	ss.b.st.Mailbox().Free()
+	ss.b.st.FreeSlot()
 	ss.ended(idle)
 	return true
 }

@@ -175,7 +175,7 @@ func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
 	if frame := ss.frame; frame == nil { // the first attempt never went: the stage holds the request
 		b.st.Respond(ss.parent, res, err)
 	} else {
-		b.st.Mailbox().Free()
+		b.st.FreeSlot()
 		ss.outRes, ss.outErr = res, err
 		switch {
 		case !atomic.CompareAndSwapInt32(&ss.at, atNobody, atClaiming):
