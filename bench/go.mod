@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/stretchr/testify v1.12.1
 	github.com/troupe-go/troupe v0.0.0
 	github.com/troupe-go/troupe/troupeotel v0.0.0
 	go.opentelemetry.io/otel v1.47.0
@@ -38,6 +39,7 @@ require (
 	go.opentelemetry.io/otel/exporters/prometheus v0.44.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.4 // indirect
