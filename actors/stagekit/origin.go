@@ -3,7 +3,6 @@ package stagekit
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 )
 
 // Origin is what the attempts made from a request need of it, taken by the
@@ -31,9 +30,6 @@ func (e *Envelope[Req, Res]) Origin() Origin[Req, Res] {
 	}
 	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: e.Ctx, detached: e.detached, forcible: e.forcible, ctxClosed: e.ctxClosed}
 }
-
-// Delivered is Envelope.Delivered for the request o was taken from.
-func (o *Origin[Req, Res]) Delivered() bool { return atomic.LoadUint32(&o.root.call.gone) != 0 }
 
 // NewChildOf is NewChild from the origin of the parent request: the
 // attempt reports to the same caller and runs its leaf work the same way.
