@@ -106,16 +106,16 @@
 // closed; a context of its own type should implement the context package's
 // AfterFunc hook (with AfterFuncs), so that the contexts work derives from
 // it need no goroutine each. Attempts made from a request are child
-// envelopes (NewChild) that report to the same caller. A stage may instead send the
-// request itself on down the path with a frame of its own on top and still
-// make attempts from it later (NewChildOf, from the Origin taken while it
-// held the request): an outcome it has first claims its frame
+// envelopes (NewChild) that report to the same caller. A stage may instead
+// send the request itself on down the path with a frame of its own on top
+// and still make attempts from it later (NewChildOf, from the Origin taken
+// while it held the request): an outcome it has first claims its frame
 // (Frame.Claim), and the path's own outcome is then discarded there; its
 // slot goes with Stage.FreeSlot, as Respond would free it. Retry and Hedge
-// do this with their first attempts. RideFrame pushes that
-// frame only while half of the request's frames are free: deeper, the
-// first attempt goes in an envelope of its own too, so that the stages
-// below keep nearly the frames they would have below an attempt's own.
+// do this with their first attempts. RideFrame pushes that frame only while
+// half of the request's frames are free: deeper, the first attempt goes in
+// an envelope of its own too, so that the stages below keep nearly the
+// frames they would have below an attempt's own.
 //
 // # Readiness
 //
