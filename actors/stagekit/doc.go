@@ -109,13 +109,13 @@
 // envelopes (NewChild) that report to the same caller. A stage may instead
 // send the request itself on down the path with a frame of its own on top
 // and still make attempts from it later (NewChildOf, from the Origin taken
-// while it held the request): an outcome it has first claims its frame
-// (Frame.Claim), and the path's own outcome is then discarded there; its
-// slot goes with Stage.FreeSlot, as Respond would free it. Retry and Hedge
-// do this with their first attempts. RideFrame pushes that frame only while
-// half of the request's frames are free: deeper, the first attempt goes in
-// an envelope of its own too, so that the stages below keep nearly the
-// frames they would have below an attempt's own.
+// while it held the request), as Retry and Hedge do with their first
+// attempts: a Ride pushes that frame (only while half of the request's
+// frames are free: deeper, the first attempt goes in an envelope of its own
+// too), holds a reference on the request, and decides which reaches the
+// frame first, the path's outcome or the stage's own (Ride.End claims the
+// frame; the path's outcome is then discarded there). The slot goes with
+// Stage.FreeSlot, as Respond would free it.
 //
 // # Readiness
 //

@@ -3,6 +3,7 @@ package stagekit
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Origin is what the attempts made from a request need of it, taken by the
@@ -62,16 +63,86 @@ func (f *Frame[Req, Res]) Claim(res Res, err error) bool {
 	return true
 }
 
-// RideFrame pushes a frame for h on e, for a stage that sends e itself on
-// down the path as its first attempt (path holder only), and returns it;
-// or nil, pushing nothing, when half of e's frames are taken already: the
-// attempt then goes in an envelope of its own (NewChildOf), as every later
-// one does, so that the stages below have as many frames as they would
-// below an attempt's own envelope, nearly.
-func RideFrame[Req, Res any](e *Envelope[Req, Res], h Hook[Req, Res]) *Frame[Req, Res] {
+// Ride is a stage's hold on a request it sent on down the path itself,
+// with a frame of its own on top, as its first attempt (Retry's, Hedge's),
+// while it may still end the request with an outcome of its own (a later
+// attempt's, or its failing): which of the two reaches the frame first,
+// and the reference on the request the stage keeps meanwhile. One
+// CompareAndSwap decides the race, so that exactly one outcome goes on.
+// The zero value is ready; Start begins a ride, Release ends it.
+//
+// Start and Release belong to the stage (Start on its actor, holding the
+// request; Release once neither side will touch the ride again); Arrived
+// (the frame's hook) and End may run on any goroutine, once each.
+type Ride[Req, Res any] struct {
+	frame *Frame[Req, Res]
+	at    int32 // rideOpen, rideArrived or rideClaimed; by CompareAndSwap
+	// The stage's own outcome, written by End before it sets rideClaimed,
+	// read by Arrived only after it saw rideClaimed.
+	res Res
+	err error
+}
+
+// Who reached a ride's frame first (Ride.at).
+const (
+	rideOpen    int32 = iota
+	rideArrived       // the path's outcome
+	rideClaimed       // the stage's own, through End
+)
+
+// Start pushes a frame for h on e and takes a reference on e for the ride
+// (path holder), then the stage sends e on; it reports false, doing
+// nothing, when half of e's frames are taken already: the attempt then
+// goes in an envelope of its own (NewChildOf), as every later one does, so
+// that the stages below have nearly the frames they would have below an
+// attempt's own envelope.
+func (r *Ride[Req, Res]) Start(e *Envelope[Req, Res], h Hook[Req, Res]) bool {
 	if e.depth >= MaxFrames/2 {
-		return nil
+		return false
 	}
-	f, _ := e.Push(h)
-	return f
+	r.frame, _ = e.Push(h)
+	e.Ref()
+	return true
+}
+
+// Riding reports whether Start began a ride (and Release has not ended it).
+func (r *Ride[Req, Res]) Riding() bool { return r.frame != nil }
+
+// Arrived is for the frame's hook, as the path's outcome reaches the frame.
+// It reports true when that outcome came first: the hook decides what
+// becomes of it, and a later End goes on from beneath the frame. It
+// reports false when End claimed the frame first: res and err are then
+// the stage's own outcome, for the hook to pass on in the path's place.
+func (r *Ride[Req, Res]) Arrived() (res Res, err error, first bool) {
+	if atomic.CompareAndSwapInt32(&r.at, rideOpen, rideArrived) {
+		return res, err, true
+	}
+	return r.res, r.err, false
+}
+
+// End sends the stage's own outcome on from the frame: from beneath it
+// when the path's outcome stopped there (its hook kept it), or by
+// claiming the frame. It reports true when the path's outcome will be
+// discarded at the frame, its hook never running (the stage drops what
+// that hook would have dropped).
+func (r *Ride[Req, Res]) End(res Res, err error) (discarded bool) {
+	r.res, r.err = res, err
+	if !atomic.CompareAndSwapInt32(&r.at, rideOpen, rideClaimed) {
+		r.frame.env.CompleteAt(r.frame.pos-1, res, err)
+		return false
+	}
+	// Claimed, unless the path's outcome took the frame at this instant:
+	// its hook then sees rideClaimed and passes this outcome on.
+	return r.frame.Claim(res, err)
+}
+
+// Release ends the ride: it drops the ride's reference on the request and
+// readies r for another.
+func (r *Ride[Req, Res]) Release() {
+	if r.frame == nil {
+		return
+	}
+	e := r.frame.env
+	*r = Ride[Req, Res]{}
+	e.Unref()
 }

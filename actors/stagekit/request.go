@@ -71,7 +71,7 @@ func (s *Stage[Req, Res]) Answer(e *Envelope[Req, Res], err error) {
 }
 
 // FreeSlot frees the slot of a request the stage kept (Keep) and then sent
-// on itself, with a frame of its own on top (RideFrame), once it has the
+// on itself, with a frame of its own on top (Ride), once it has the
 // request's outcome: Respond's freeing without its answer, which goes on
 // from the frame instead. A HoldUntilOutcome stage's slot is freed by the
 // runtime's frame, not here.

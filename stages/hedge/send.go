@@ -51,12 +51,8 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	a.sent = now
 	ss.sent, ss.running = 1, 1
 	due := now.Add(d)
-	f := stagekit.RideFrame(e, stagekit.Hook[Req, Res](a))
-	if f != nil {
-		e.Ref() // the session's, for its frame
-	}
+	riding := ss.ride.Start(e, stagekit.Hook[Req, Res](a))
 	b.mu.Lock()
-	ss.frame = f
 	if enter {
 		b.live.push(ss)
 	}
@@ -69,7 +65,7 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	if hedged {
 		ctx = a.ctx
 	}
-	if f == nil { // a request whose frames run short: the original goes in an envelope of its own
+	if !riding { // a request whose frames run short: the original goes in an envelope of its own
 		b.st.SendInner(stagekit.NewChildOf(b.children, &ss.origin, ctx, ss.req, stagekit.Hook[Req, Res](a)))
 		return
 	}

@@ -36,20 +36,10 @@ type session[Req, Res any] struct {
 	req    Req
 	ctx    context.Context // the request's context
 
-	// The frame the session pushed on the request as its original went
-	// down the path, nil until then; set under b.mu, then read-only until
-	// the session is reused. While it is set, the session holds a
-	// reference on the request (see sendOriginal).
-	frame *stagekit.Frame[Req, Res]
-	// origIn: the original's outcome reached frame (the path below let go
-	// of it): an outcome of the session's own then goes on from the frame
-	// beneath. Guarded by b.mu.
-	origIn bool
-	// The session's outcome, kept for the original's outcome coming to
-	// frame as the session ends another way (see originalDone); guarded
-	// by b.mu.
-	outRes Res
-	outErr error
+	// The original rides the request (see sendOriginal): set by the actor
+	// as it goes, then touched only through its methods until the session
+	// is reused.
+	ride stagekit.Ride[Req, Res]
 
 	done    bool          // the session has its outcome; guarded by b.mu
 	running int           // attempts sent whose outcome has not come; guarded by b.mu
@@ -81,7 +71,6 @@ func (ss *session[Req, Res]) start(e *stagekit.Envelope[Req, Res]) {
 	ss.gen++
 	ss.parent, ss.req, ss.ctx, ss.origin = e, e.Req, e.Ctx, e.Origin()
 	ss.done, ss.running, ss.sent, ss.noMore, ss.queued, ss.delay = false, 0, 0, false, false, 0
-	ss.frame, ss.origIn = nil, false
 }
 
 // isDone reports whether the session has its outcome.
@@ -99,7 +88,7 @@ func (ss *session[Req, Res]) isDone() bool {
 func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ss := a.ss
 	b := ss.b
-	if a.n == 0 && ss.frame != nil {
+	if a.n == 0 && ss.ride.Riding() {
 		return ss.originalDone(res, err)
 	}
 	res, err, final := a.judge(res, err)
@@ -148,14 +137,16 @@ func (a *attempt[Req, Res]) judge(res Res, err error) (Res, error, bool) {
 func (ss *session[Req, Res]) originalDone(res Res, err error) (Res, error, bool) {
 	b := ss.b
 	a := &ss.atts[0]
+	if out, outErr, first := ss.ride.Arrived(); !first {
+		ss.unref()                // the attempt's reference
+		return out, outErr, false // the session's own outcome, whose claim came too late
+	}
 	res, err, final := a.judge(res, err)
 	b.mu.Lock()
-	ss.origIn = true
 	if ss.done {
-		res, err = ss.outRes, ss.outErr
 		b.mu.Unlock()
-		ss.unref() // the attempt's reference
-		return res, err, false
+		ss.unref()
+		return res, err, true // the session ended meanwhile: its end goes on from beneath the frame
 	}
 	ss.running--
 	if !final && ss.running > 0 {
@@ -195,10 +186,7 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 	b := ss.b
 	ss.done = true
 	sent, queued := ss.sent, ss.queued // no longer change
-	frame, origIn := ss.frame, ss.origIn
-	if frame != nil && winner != &ss.atts[0] {
-		ss.outRes, ss.outErr = res, err // for the original's outcome, should it claim the frame first
-	}
+	riding := ss.ride.Riding()
 	b.live.remove(ss)
 	if ss.listed {
 		b.pending.remove(ss)
@@ -226,18 +214,15 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 		}
 	}
 	switch {
-	case frame == nil: // the original never went down: the stage holds the request
+	case !riding: // the original never rode the request: the stage holds it
 		b.st.Respond(ss.parent, res, err)
 	case winner == &ss.atts[0]: // the original's own outcome, passed on by its frame
 		b.st.FreeSlot()
-	case origIn: // the original's outcome stopped at the frame
-		b.st.FreeSlot()
-		ss.parent.CompleteAt(frame.Pos()-1, res, err)
 	default:
 		b.st.FreeSlot()
-		if frame.Claim(res, err) {
+		if ss.ride.End(res, err) {
 			held++ // the original's outcome, discarded at the frame, drops no reference
-		} // otherwise the original's outcome came first, and passes this one on (originalDone)
+		}
 	}
 	if idle {
 		b.st.Recheck() // a draining stage may stop now
@@ -263,16 +248,12 @@ func (ss *session[Req, Res]) drop(n int32) {
 		return
 	}
 	var zero Req
-	var none Res
-	p, held := ss.parent, ss.frame != nil
-	ss.parent, ss.req, ss.ctx, ss.origin, ss.frame, ss.outRes, ss.outErr = nil, zero, nil, stagekit.Origin[Req, Res]{}, nil, none, nil
+	ss.ride.Release()
+	ss.parent, ss.req, ss.ctx, ss.origin = nil, zero, nil, stagekit.Origin[Req, Res]{}
 	for i := range ss.atts {
 		ss.atts[i].ctx = nil
 	}
 	ss.b.sessions.Put(ss)
-	if held {
-		p.Unref() // the session's reference, taken as the original went down
-	}
 }
 
 func (ss *session[Req, Res]) setQueued(q bool) {

@@ -1,17 +1,6 @@
 package retry
 
-import (
-	"sync/atomic"
-
-	"github.com/troupe-go/troupe/actors/stagekit"
-)
-
-// Who came to a session's frame first (session.at).
-const (
-	atNobody   int32 = iota
-	atOrigIn         // the first attempt's outcome
-	atClaiming       // the session's end, claiming the frame
-)
+import "github.com/troupe-go/troupe/actors/stagekit"
 
 // original is the hook of the frame a session's first attempt rides the
 // request with: the request itself goes on down the path, so that a call
@@ -21,8 +10,8 @@ const (
 // session's final outcome then goes on from the frame beneath. A session
 // that ends while its first attempt runs (the stage failing) claims the
 // frame instead; when the first attempt's outcome reaches the frame in the
-// same instant, the session's outcome goes on in its place. One
-// CompareAndSwap on the session's at orders the two.
+// same instant, the session's outcome goes on in its place (stagekit.Ride
+// decides which came first).
 type original[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	ss *session[Req, Res, T, P]
 }
@@ -34,8 +23,8 @@ func (o *original[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *s
 // originalDone is the first attempt's outcome reaching the session's frame.
 func (ss *session[Req, Res, T, P]) originalDone(res Res, err error) (Res, error, bool) {
 	defer ss.unref() // the attempt's reference
-	if !atomic.CompareAndSwapInt32(&ss.at, atNobody, atOrigIn) {
-		return ss.outRes, ss.outErr, false // the session's own outcome, whose claim came too late
+	if out, outErr, first := ss.ride.Arrived(); !first {
+		return out, outErr, false // the session's own outcome, whose claim came too late
 	}
 	if ss.state.Load() != running {
 		return res, err, true // the session ended meanwhile: its end goes on from beneath the frame

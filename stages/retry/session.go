@@ -40,20 +40,10 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	prev, next *session[Req, Res, T, P] // live list; guarded by b.mu
 
 	// The first attempt is the request itself, sent on down the path with
-	// orig's frame on top (see original.go). frame is set by the actor as
-	// it goes, then read-only until the session is reused; while it is
-	// set, the session holds a reference on the request.
-	orig  original[Req, Res, T, P]
-	frame *stagekit.Frame[Req, Res]
-	// at says who came to frame first: nobody yet, the first attempt's
-	// outcome (origIn), or the session's end claiming it (claiming). It
-	// changes by CompareAndSwap, except for start's plain store.
-	at int32
-	// The outcome claiming frame, for the first attempt's outcome reaching
-	// it in the same instant (see originalDone): written by the session's
-	// end before it sets at to claiming, read only after that.
-	outRes Res
-	outErr error
+	// orig's frame on top (see original.go): set by the actor as it goes,
+	// then touched only through its methods until the session is reused.
+	orig original[Req, Res, T, P]
+	ride stagekit.Ride[Req, Res]
 
 	// Actor-owned, while waiting or retrying.
 	due     time.Time
@@ -67,7 +57,6 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T) {
 	ss.gen++
 	ss.parent, ss.ctx, ss.origin = e, e.Ctx, e.Origin()
-	ss.frame, ss.at = nil, atNobody
 	ss.pol = proto
 	ss.bindPolicy()
 	ss.state.Store(retrying)
@@ -102,17 +91,12 @@ func (ss *session[Req, Res, T, P]) send() {
 			}
 		}
 	}
-	var f *stagekit.Frame[Req, Res]
-	if ss.sent == 0 {
-		f = stagekit.RideFrame(ss.parent, stagekit.Hook[Req, Res](&ss.orig))
-	}
+	rides := ss.sent == 0 && ss.ride.Start(ss.parent, stagekit.Hook[Req, Res](&ss.orig))
 	ss.sent++
 	ss.stopWatch()
 	ss.refs.Add(1)
 	ss.state.Store(running)
-	if f != nil {
-		ss.frame = f
-		ss.parent.Ref() // the session's, for its frame
+	if rides {
 		b.st.SendInner(ss.parent)
 		return
 	}
@@ -172,18 +156,13 @@ func (ss *session[Req, Res, T, P]) finish(res Res, err error) {
 	}
 	b := ss.b
 	idle := ss.leaveLive()
-	if frame := ss.frame; frame == nil { // the first attempt never went: the stage holds the request
+	if !ss.ride.Riding() { // the first attempt never rode the request: the stage holds it
 		b.st.Respond(ss.parent, res, err)
 	} else {
 		b.st.FreeSlot()
-		ss.outRes, ss.outErr = res, err
-		switch {
-		case !atomic.CompareAndSwapInt32(&ss.at, atNobody, atClaiming):
-			// The first attempt's outcome stopped at the frame.
-			ss.parent.CompleteAt(frame.Pos()-1, res, err)
-		case frame.Claim(res, err):
+		if ss.ride.End(res, err) {
 			ss.unref() // the first attempt's: its outcome is discarded at the frame
-		} // otherwise its outcome came first and passes this one on (originalDone)
+		}
 	}
 	ss.ended(idle)
 }
@@ -217,14 +196,10 @@ func (ss *session[Req, Res, T, P]) unref() {
 	}
 	var zeroT T
 	var zeroReq Req
-	var zeroRes Res
-	p, held := ss.parent, ss.frame != nil
+	ss.ride.Release()
 	ss.parent, ss.pol, ss.ap, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
-	ss.ctx, ss.origin, ss.frame, ss.outRes, ss.outErr = nil, stagekit.Origin[Req, Res]{}, nil, zeroRes, nil
+	ss.ctx, ss.origin = nil, stagekit.Origin[Req, Res]{}
 	ss.b.sessions.Put(ss)
-	if held {
-		p.Unref() // the session's reference, taken as the first attempt went
-	}
 }
 
 // watch answers the session when its request's context ends while it waits
