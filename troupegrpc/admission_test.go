@@ -30,21 +30,9 @@ func TestG2_ALoadShedInFrontOfAnyLimitRefusesTheOverload(t *testing.T) {
 		{"adaptive limit", func(b builder) builder { return b.Adaptive(adaptive.Limits(1, 1)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			entered, release := make(chan struct{}), make(chan struct{})
-			e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
-				if n == 1 {
-					close(entered)
-					<-release
-				}
-				return in, nil
-			}}
+			e, entered, release := holdingFirst()
 			// What the server answered each call, as it answered it.
-			answered := make(chan codes.Code, 3)
-			record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-				out, err := h(ctx, req)
-				answered <- status.Code(err)
-				return out, err
-			}
+			record, answered := recordCodes(3)
 			obs := newEvents()
 			st := admission(t, tc.inner(stages.Stack[*troupegrpc.ServerCall, any]().Observe(obs, "server").LoadShed()))
 			cc := dial(t, serve(t, e, grpc.ChainUnaryInterceptor(record, troupegrpc.UnaryServerInterceptor(st))))

@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/troupe-go/troupe"
@@ -32,6 +34,32 @@ type echo struct {
 }
 
 type echoServer interface{ isEcho() }
+
+// holdingFirst returns an echo whose first unary call closes entered and
+// waits for release to be closed; every call answers its input.
+func holdingFirst() (e *echo, entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	e = &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+		return in, nil
+	}}
+	return e, entered, release
+}
+
+// recordCodes returns a unary server interceptor that sends the status
+// code the server answered each call with, as it answers it, to a channel
+// with room for n.
+func recordCodes(n int) (grpc.UnaryServerInterceptor, <-chan codes.Code) {
+	answered := make(chan codes.Code, n)
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		out, err := h(ctx, req)
+		answered <- status.Code(err)
+		return out, err
+	}, answered
+}
 
 func (*echo) isEcho() {}
 

@@ -39,14 +39,7 @@ func guarded(t testing.TB, e *echo, svc troupe.Service[*troupegrpc.ServerCall, a
 
 // spec: G2
 func TestG2_UnaryAdmissionShedsWithResourceExhaustedAndAPushback(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
-		if n == 1 {
-			close(entered)
-			<-release
-		}
-		return in, nil
-	}}
+	e, entered, release := holdingFirst()
 	obs := newEvents()
 	st := admission(t, stages.Stack[*troupegrpc.ServerCall, any]().Observe(obs, "server").LoadShed().Limit(1))
 	cc := dial(t, guarded(t, e, st, troupegrpc.WithPushback(250*time.Millisecond)))
@@ -110,14 +103,7 @@ func TestG2_StreamAdmissionCountsOpenStreams(t *testing.T) {
 
 // spec: G2
 func TestG2_AClientRetriesAServersRefusalAfterItsPushback(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
-		if n == 1 {
-			close(entered)
-			<-release
-		}
-		return in, nil
-	}}
+	e, entered, release := holdingFirst()
 	// The server holds one call and sheds the rest; the test frees it as
 	// soon as the server has refused one.
 	refused := make(chan struct{}, 1)
@@ -198,12 +184,7 @@ func TestG2_TheClientsDeadlineBoundsTheWaitForAdmission(t *testing.T) {
 		return in, nil
 	}}
 	// What the server answered each call, as it answered it.
-	answered := make(chan codes.Code, 2)
-	record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		out, err := h(ctx, req)
-		answered <- status.Code(err)
-		return out, err
-	}
+	record, answered := recordCodes(2)
 	st := admission(t, stages.Stack[*troupegrpc.ServerCall, any]().Limit(1))
 	cc := dial(t, serve(t, e, grpc.ChainUnaryInterceptor(record, troupegrpc.UnaryServerInterceptor(st))))
 	first := make(chan error, 1)

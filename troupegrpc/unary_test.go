@@ -148,14 +148,7 @@ func TestG1_UnaryDeadlinePropagatesToTheServer(t *testing.T) {
 
 // spec: G1
 func TestG1_UnaryStackErrorsMapToStatusCodes(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
-		if n == 1 {
-			close(entered)
-			<-release
-		}
-		return in, nil
-	}}
+	e, entered, release := holdingFirst()
 	obs := newEvents()
 	cc := through(t, serve(t, e), build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
 		Observe(obs, "test").
