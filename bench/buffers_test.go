@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"context"
 	"testing"
 
-	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
 )
 
@@ -13,19 +10,7 @@ import (
 // the least work per stage, so what is left is the runtime's cost per hop
 // (the mailbox, the reservation, the actor's ownership).
 func buffersVariant() variant {
-	return variant{"troupe-buffers", func(b *testing.B, down callFn) (func() callFn, func()) {
-		sys := actors.NewSystem()
-		st, err := stages.Stack[int, int]().Limit(stdStack.limit).Buffer(64).Buffer(64).Buffer(64).Build(sys, actors.Func(down))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return shared(func(ctx context.Context, v int) (int, error) {
-				return troupe.Do(ctx, st, v)
-			}), func() {
-				_ = st.Close(context.Background())
-				_ = sys.Shutdown(context.Background())
-			}
-	}}
+	return troupeOf("troupe-buffers", stages.Stack[int, int]().Limit(stdStack.limit).Buffer(64).Buffer(64).Buffer(64))
 }
 
 // BenchmarkBuffers is limit + 3 Buffers beside the channel chain (four

@@ -22,9 +22,15 @@ import (
 // troupeOf is the stack bld builds, over the downstream, called with
 // troupe.Do.
 func troupeOf(name string, bld stages.Builder[int, int]) variant {
+	return troupeWith(name, func(*testing.B) stages.Builder[int, int] { return bld })
+}
+
+// troupeWith is troupeOf with a builder made for the benchmark that runs
+// the variant.
+func troupeWith(name string, bld func(*testing.B) stages.Builder[int, int]) variant {
 	return variant{name, func(b *testing.B, down callFn) (func() callFn, func()) {
 		sys := actors.NewSystem()
-		st, err := bld.Build(sys, actors.Func(down))
+		st, err := bld(b).Build(sys, actors.Func(down))
 		if err != nil {
 			b.Fatal(err)
 		}

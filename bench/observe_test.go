@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/troupeotel"
 )
 
@@ -24,19 +24,9 @@ func (c *counter) Observe(ev troupe.Event) { c.n[ev.Type&15].Add(1) }
 // observedVariant is the troupe variant with the observer obs attached to
 // the stack.
 func observedVariant(c stackConfig, name string, obs func(b *testing.B) troupe.Observer) variant {
-	return variant{name, func(b *testing.B, down callFn) (func() callFn, func()) {
-		sys := actors.NewSystem()
-		st, err := troupeBuilder(c).Observe(obs(b), "bench").Build(sys, actors.Func(down))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return shared(func(ctx context.Context, v int) (int, error) {
-				return troupe.Do(ctx, st, v)
-			}), func() {
-				_ = st.Close(context.Background())
-				_ = sys.Shutdown(context.Background())
-			}
-	}}
+	return troupeWith(name, func(b *testing.B) stages.Builder[int, int] {
+		return troupeBuilder(c).Observe(obs(b), "bench")
+	})
 }
 
 func counting(*testing.B) troupe.Observer { return &counter{} }

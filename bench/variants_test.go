@@ -15,7 +15,6 @@ import (
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"golang.org/x/time/rate"
 
-	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
@@ -353,18 +352,4 @@ func troupeBuilder(c stackConfig) stages.Builder[int, int] {
 		RateLimit(ratelimit.Rate{Num: c.rate, Per: time.Second})
 }
 
-func troupeVariant(c stackConfig) variant {
-	return variant{"troupe", func(b *testing.B, down callFn) (func() callFn, func()) {
-		sys := actors.NewSystem()
-		st, err := troupeBuilder(c).Build(sys, actors.Func(down))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return shared(func(ctx context.Context, v int) (int, error) {
-				return troupe.Do(ctx, st, v)
-			}), func() {
-				_ = st.Close(context.Background())
-				_ = sys.Shutdown(context.Background())
-			}
-	}}
-}
+func troupeVariant(c stackConfig) variant { return troupeOf("troupe", troupeBuilder(c)) }
