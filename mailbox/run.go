@@ -207,6 +207,12 @@ const (
 
 // next pops the next message the actor may process.
 func (m *Mailbox) next() (any, int) {
+	if !m.hasWork(m.suspended, m.userPaused) {
+		// Nothing queued that may run now: no need to lock. A message
+		// counted after this check is seen by the run loop's check before
+		// it hands the actor back (see runInline and idle).
+		return nil, kindNone
+	}
 	m.q.mu.Lock()
 	defer m.q.mu.Unlock()
 	switch {

@@ -41,7 +41,6 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 	if !s.hold {
 		s.mb.Free()
 	}
-	e.letGo()
 	s.SendInner(e)
 }
 
@@ -52,9 +51,10 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 // goroutines at once.
 func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
-		in.sendFrom(s.mb, e)
+		in.sendFrom(s.mb, e) // records the inner stage as e's holder, or answers e
 		return
 	}
+	e.letGo()
 	if s.obs != nil && e.obs == nil {
 		e.obs = s.obs // an attempt of the stage's own (Retry's) reports EventStarted as the stage's
 	}
