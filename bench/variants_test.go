@@ -76,16 +76,7 @@ func funcStack(c stackConfig, down callFn) callFn {
 		defer cancel()
 		return rt(ctx, v)
 	}
-	sem := make(chan struct{}, c.limit)
-	return func(ctx context.Context, v int) (int, error) {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		defer func() { <-sem }()
-		return to(ctx, v)
-	}
+	return withSemaphore(c.limit, to)
 }
 
 // ---- failsafe: failsafe-go's policies composed the same way ----
