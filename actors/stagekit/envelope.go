@@ -90,10 +90,12 @@ type Envelope[Req, Res any] struct {
 }
 
 // letGo records that no stage holds e any more (the path holder hands it to
-// its caller, answers it, or forwards it). The holder is read only when a
-// stage fails; storing nil over nil would be the same as not storing, so
-// the atomic store (a full fence on most machines), paid up to five times
-// a request, is made only when a stage is recorded.
+// its caller, answers it, or sends it to an inner service that is not a
+// stage; a send to a stage records that stage instead, in sendFrom: NOTE
+// handOn relies on it). The holder is read only when a stage fails;
+// storing nil over nil would be the same as not storing, so the atomic
+// store (a full fence on most machines) is made only when a stage is
+// recorded.
 func (e *Envelope[Req, Res]) letGo() {
 	if e.holder.Load() != nil {
 		e.holder.Store(nil)
