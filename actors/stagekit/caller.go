@@ -51,6 +51,9 @@ type callState[Req, Res any] struct {
 	// as it failed or closed), the work is told to stop, so that the
 	// caller, busy in it, can return (see deliver). Guarded by mu.
 	leafCtx *workCtx
+	// Or, instead of leafCtx, the stage-made context that work runs with
+	// as it is (see WorkStopper). Guarded by mu.
+	leafStop WorkStopper
 }
 
 func (c *callState[Req, Res]) reset() {
@@ -106,13 +109,15 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	if c.abandoned == nil {
 		c.abandoned = ErrCallerGone // work handed to it from now on is answered at once
 	}
-	wc := c.leafCtx
+	wc, ws := c.leafCtx, c.leafStop
 	// Last: once it sees gone, wait reads and writes the fields above
 	// without mu (see delivered).
 	atomic.StoreUint32(&c.gone, 1)
 	c.unlockPoke(c.pokeLocked())
 	if wc != nil {
 		wc.stopWork(err)
+	} else if ws != nil {
+		ws.StopWork(err)
 	}
 	return res, err, false
 }

@@ -56,14 +56,44 @@ func (e *Envelope[Req, Res]) runDetached() {
 	e.Answer(res, err)
 }
 
+// WorkStopper is implemented by a context a stage makes for the work below
+// it (Envelope.SetCtx, with cancelledOnClose true) that can also be told
+// that the call is over. Leaf work the caller runs then gets that context
+// as it is, instead of one made for the purpose around it (see workCtx):
+// an allocation less per call.
+//
+// StopWork is called once the call's outcome is delivered to its caller,
+// whether or not the caller's leaf work with this context still runs (a
+// stage above answered it as it timed out or closed, or the work's own
+// outcome has just been delivered): from then on the context must report
+// itself done, with context.DeadlineExceeded if outcome is a deadline's
+// (errors.Is) and context.Canceled otherwise, unless it already was. It
+// runs on whichever goroutine delivers the outcome, once per leaf run, on
+// every call: it must be safe for concurrent use, must not block, and
+// should not allocate.
+type WorkStopper interface {
+	context.Context
+	StopWork(outcome error)
+}
+
+// workStopper returns e's context when the caller's leaf work can run with
+// it as it is (see WorkStopper), nil otherwise.
+func (e *Envelope[Req, Res]) workStopper() WorkStopper {
+	if !e.ctxClosed {
+		return nil
+	}
+	ws, _ := e.Ctx.(WorkStopper)
+	return ws
+}
+
 // workCtx makes the context e's leaf work runs with (see workCtx), carved
 // from *slab when the calling goroutine owns one (the caller's), from the
 // shared pool otherwise (slab nil). Work on a goroutine of its own needs
 // one only when the entry stage can abandon it (nil otherwise); the
-// caller's work always has one, which its call's outcome cancels too
-// (callState.leafCtx): the context it would otherwise get may be one a
-// stage below the entry made and let go of with that outcome (a
-// Timeout's), which nothing cancels any more.
+// caller's work has one, which its call's outcome cancels too
+// (callState.leafCtx), unless its context is a WorkStopper: the context it
+// would otherwise get may be one a stage below the entry made and let go
+// of with that outcome, which nothing cancels any more.
 func (e *Envelope[Req, Res]) workCtx(slab **workCtxSlab) *workCtx {
 	var closed *closeSignal
 	if entry := e.root.call.entry; entry != nil && !e.ctxClosed {

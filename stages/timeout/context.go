@@ -2,6 +2,7 @@ package timeout
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,17 +15,22 @@ import (
 // costs one allocation and no timer; the channel and the link to the
 // parent's cancellation are made only if someone asks for Done.
 type callCtx struct {
-	context.Context           // the parent
-	deadline        time.Time // set by OnSend before the context is handed on, never changed
+	context.Context // the parent
 
-	mu      sync.Mutex
-	done    chan struct{}         // made on first Done; guarded by mu
-	err     atomic.Pointer[error] // set once by cancel, under mu; read without it
-	stop    func() bool           // unlinks from the parent's cancellation; guarded by mu
-	watched atomic.Bool           // stop was set: release has work to do
-	fns     stagekit.AfterFuncs   // AfterFunc registrations; guarded by mu
+	// The stage's deadline for the call, as clock.At(off): 16 bytes where a
+	// time.Time takes 24, which keeps the context in 80 bytes. Set by
+	// OnSend before the context is handed on, never changed.
+	clock *stagekit.Clock
+	off   time.Duration
 
-	work atomic.Int32 // Abandon mode: workRunning, workAbandoned or workEnded
+	mu   sync.Mutex
+	done chan struct{}         // made on first Done; guarded by mu
+	err  atomic.Pointer[error] // set once by cancel, under mu; read without it
+	stop func() bool           // unlinks from the parent's cancellation; guarded by mu
+	fns  stagekit.AfterFuncs   // AfterFunc registrations; guarded by mu
+
+	watched atomic.Bool  // stop was set: release has work to do
+	work    atomic.Int32 // Abandon mode: workRunning, workAbandoned or workEnded
 }
 
 var closedChan = func() chan struct{} {
@@ -34,10 +40,11 @@ var closedChan = func() chan struct{} {
 }()
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+	mine := c.clock.At(c.off)
+	if d, ok := c.Context.Deadline(); ok && d.Before(mine) {
 		return d, true
 	}
-	return c.deadline, true
+	return mine, true
 }
 
 func (c *callCtx) Done() <-chan struct{} {
@@ -66,13 +73,38 @@ func (c *callCtx) Err() error {
 }
 
 // cancel ends the context with err; only the first call counts.
-func (c *callCtx) cancel(err error) {
+func (c *callCtx) cancel(err error) { c.cancelWith(&err) }
+
+// Errors StopWork ends a context with, shared: no allocation per call.
+var (
+	errStopCanceled = context.Canceled
+	errStopDeadline = context.DeadlineExceeded
+)
+
+// StopWork ends the context once its call's outcome is delivered, so that
+// leaf work still running with it (the caller's, which runs with this very
+// context) stops: the outcome came from above the stage, or is the work's
+// own.
+func (c *callCtx) StopWork(outcome error) {
+	if c.err.Load() != nil {
+		return // the stage cancelled it already (the deadline, a close)
+	}
+	p := &errStopCanceled
+	if outcome != nil && errors.Is(outcome, context.DeadlineExceeded) {
+		p = &errStopDeadline
+	}
+	c.cancelWith(p)
+}
+
+// cancelWith ends the context with *p, which is never changed; only the
+// first call counts.
+func (c *callCtx) cancelWith(p *error) {
 	c.mu.Lock()
 	if c.err.Load() != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.err.Store(&err)
+	c.err.Store(p)
 	if c.done != nil {
 		close(c.done)
 	} else {

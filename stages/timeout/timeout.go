@@ -119,12 +119,14 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 	e.SetCtx(ctx, true) // the stage cancels it when closed with the call running
 	e.ForcesOutcome()   // the deadline answers it while its work may still run
 	e.Ref()             // the list's reference
-	deadline := b.clock.Now().Add(b.d)
+	off := b.clock.Elapsed() + b.d
+	deadline := b.clock.At(off)
 	b.mu.Lock()
 	if t := b.calls.Back(); t != nil && deadline.Before(t.Deadline) {
 		deadline = t.Deadline // a racing sender got in first: keep the order
+		off = b.clock.Offset(deadline)
 	}
-	ctx.deadline, f.Deadline = deadline, deadline
+	ctx.clock, ctx.off, f.Deadline = &b.clock, off, deadline
 	if b.calls.Push(f); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins.
