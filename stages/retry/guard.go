@@ -56,6 +56,12 @@ func (ss *session[Req, Res, T, P]) bindPolicy() {
 // clone runs the policy's CloneRequest under guard: a panic in it, or in
 // Attempts' Copy, is the error.
 func (ss *session[Req, Res, T, P]) clone(req *Req) (c Req, again bool, err error) {
+	if ss.b.builtin {
+		// An Attempts, bound: its CloneRequest runs Copy under guard
+		// itself, and has no code of the user's besides.
+		c, again = P(&ss.pol).CloneRequest(req)
+		return c, again, ss.ap.fault()
+	}
 	err = stagekit.Guard(ss.b.names.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
 	if err == nil && ss.ap != nil {
 		err = ss.ap.fault()
@@ -70,7 +76,14 @@ func (ss *session[Req, Res, T, P]) judge(res Res, err error) (Res, error, Wait, 
 	ss.res, ss.err = res, err
 	var w Wait
 	var again bool
-	perr := stagekit.Guard(ss.b.names.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
+	var perr error
+	if ss.b.builtin {
+		// An Attempts, bound: its Retry runs Retryable and Backoff under
+		// guard itself (a panic there is the outcome it leaves).
+		w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err)
+	} else {
+		perr = stagekit.Guard(ss.b.names.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
+	}
 	res, err = ss.res, ss.err
 	var zero Res
 	ss.res, ss.err = zero, nil

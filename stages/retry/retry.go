@@ -75,7 +75,8 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 		return nil, err
 	}
 	const name = "retry"
-	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, names: newNames(name), budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
+	_, builtin := any(P(&proto)).(*Attempts[Req, Res])
+	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, builtin: builtin, names: newNames(name), budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
 	b.sessions.New = func() any {
 		ss := &session[Req, Res, T, P]{b: b}
 		ss.orig.ss = ss
@@ -109,6 +110,7 @@ func Layer[Req, Res, T any, P policyPtr[Req, Res, T]](proto T, opts ...Option) t
 type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	proto    T
 	bind     bool   // proto is an Attempts: sessions bind their copies
+	builtin  bool   // proto is exactly an Attempts, whose methods guard the user's functions themselves
 	names    *names // where a panic in the policy's code happened
 	budget   *budget.Budget
 	st       *stagekit.Stage[Req, Res]
