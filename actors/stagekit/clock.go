@@ -19,12 +19,12 @@ func (c Clock) Now() time.Time { return c.base.Add(time.Since(c.base)) }
 
 // Elapsed returns the time since the clock's base: Now as an offset (see
 // At), without making the time.Time.
-func (c *Clock) Elapsed() time.Duration { return time.Since(c.base) }
+func (c Clock) Elapsed() time.Duration { return time.Since(c.base) }
 
 // Offset returns t as a duration since the clock's base: with At, a time in
 // 8 bytes instead of a time.Time's 24, for a value made per request.
-func (c *Clock) Offset(t time.Time) time.Duration { return t.Sub(c.base) }
+func (c Clock) Offset(t time.Time) time.Duration { return t.Sub(c.base) }
 
 // At returns the time off after the clock's base (the inverse of Offset:
 // c.At(c.Offset(t)) is t, to the nanosecond, monotonic reading included).
-func (c *Clock) At(off time.Duration) time.Time { return c.base.Add(off) }
+func (c Clock) At(off time.Duration) time.Time { return c.base.Add(off) }

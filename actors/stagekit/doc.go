@@ -106,8 +106,9 @@
 // closed; a context of its own type should implement the context package's
 // AfterFunc hook (with AfterFuncs), so that the contexts work derives from
 // it need no goroutine each, and WorkStopper, so that the caller's leaf
-// work runs with it as it is instead of with a context made around it. Attempts made from a request are child
-// envelopes (NewChild) that report to the same caller. A stage may instead
+// work runs with it as it is instead of with a context made around it.
+// Attempts made from a request are child envelopes (NewChild) that report
+// to the same caller. A stage may instead
 // send the request itself on down the path with a frame of its own on top
 // and still make attempts from it later (NewChildOf, from the Origin taken
 // while it held the request), as Retry and Hedge do with their first

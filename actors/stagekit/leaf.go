@@ -62,15 +62,15 @@ func (e *Envelope[Req, Res]) runDetached() {
 // as it is, instead of one made for the purpose around it (see workCtx):
 // an allocation less per call.
 //
-// StopWork is called once the call's outcome is delivered to its caller,
-// whether or not the caller's leaf work with this context still runs (a
-// stage above answered it as it timed out or closed, or the work's own
-// outcome has just been delivered): from then on the context must report
-// itself done, with context.DeadlineExceeded if outcome is a deadline's
-// (errors.Is) and context.Canceled otherwise, unless it already was. It
-// runs on whichever goroutine delivers the outcome, once per leaf run, on
-// every call: it must be safe for concurrent use, must not block, and
-// should not allocate.
+// StopWork is called at most once per call: when the call's outcome is
+// delivered while its caller runs leaf work with this context, whether a
+// stage answered it meanwhile (it timed out, it closed) or the work's own
+// outcome is delivered as it returns (most calls). From then on the
+// context must report itself done, with context.DeadlineExceeded if
+// outcome is a deadline's (errors.Is) and context.Canceled otherwise,
+// unless it already was. It runs on whichever goroutine delivers the
+// outcome: it must be safe for concurrent use, must not block, and should
+// not allocate.
 type WorkStopper interface {
 	context.Context
 	StopWork(outcome error)
