@@ -1,6 +1,7 @@
 package stagekit
 
 import (
+	"maps"
 	"strings"
 	"time"
 
@@ -23,18 +24,20 @@ type supervisorActor struct {
 	h    *Host
 	self *actor.PID // set when it starts
 	done chan struct{}
-	kids []child // its live children's mailboxes; owned by its goroutine
-}
 
-// child is a supervisor actor's child and its mailbox. The supervisor
-// restarts or stops a child by posting into its mailbox, never through the
-// PID: a child that stopped on its own (closed) while its failure was on its
-// way to the supervisor is gone from protoactor's registry, and a Restart
-// sent to its PID would be a dead letter; posted into its stopped mailbox,
-// it is dropped, and posted before the child's own Stop, it runs first.
-type child struct {
-	id string
-	mb *mailbox.Mailbox
+	// Its live children's mailboxes, by PID id (nil: a child spawned with
+	// no troupe mailbox). The supervisor restarts or stops a child by
+	// posting into its mailbox, never through the PID: a child that stopped
+	// on its own (closed) while its failure was on its way to the
+	// supervisor is gone from protoactor's registry, and a Restart sent to
+	// its PID would be a dead letter; posted into its stopped mailbox, it
+	// is dropped, and posted before the child's own Stop, it runs first.
+	// A map, so that a host closing many stages forgets each in constant
+	// time; remade smaller once it holds a quarter of its most (maps do not
+	// shrink), so that a burst of children leaves no table behind. Owned by
+	// the actor's goroutine.
+	kids   map[string]*mailbox.Mailbox
+	kidsHW int // the most kids held since the map was made
 }
 
 func (a *supervisorActor) Receive(c actor.Context) {
@@ -45,7 +48,7 @@ func (a *supervisorActor) Receive(c actor.Context) {
 		id := m.name + "-" + c.ActorSystem().ProcessRegistry.NextId()
 		pid, err := c.SpawnNamed(m.props, id)
 		if err == nil {
-			a.kids = append(a.kids, child{id: pid.Id, mb: m.mb})
+			a.addKid(pid.Id, m.mb)
 		}
 		m.reply <- spawnRes{pid: pid, err: err}
 	case *stopReq:
@@ -101,35 +104,37 @@ var (
 // a child that has terminated gets nothing. A child spawned with no troupe
 // mailbox gets it through its PID.
 func (a *supervisorActor) post(sup actor.Supervisor, pid *actor.PID, msg any) {
-	for _, k := range a.kids {
-		if k.id != pid.Id {
-			continue
-		}
-		switch {
-		case k.mb != nil:
-			k.mb.PostSystemMessage(msg)
-		case msg == restartMsg:
-			sup.RestartChildren(pid)
-		default:
-			sup.StopChildren(pid)
-		}
-		return
+	mb, ok := a.kids[pid.Id]
+	switch {
+	case !ok:
+	case mb != nil:
+		mb.PostSystemMessage(msg)
+	case msg == restartMsg:
+		sup.RestartChildren(pid)
+	default:
+		sup.StopChildren(pid)
 	}
+}
+
+// addKid records a child just spawned.
+func (a *supervisorActor) addKid(id string, mb *mailbox.Mailbox) {
+	if a.kids == nil {
+		a.kids = make(map[string]*mailbox.Mailbox)
+	}
+	a.kids[id] = mb
+	a.kidsHW = max(a.kidsHW, len(a.kids))
 }
 
 // forgetKid drops a terminated child.
 func (a *supervisorActor) forgetKid(pid *actor.PID) {
-	for i, k := range a.kids {
-		if k.id == pid.Id {
-			last := len(a.kids) - 1
-			a.kids[i] = a.kids[last]
-			a.kids[last] = child{}
-			a.kids = a.kids[:last]
-			if len(a.kids) == 0 {
-				a.kids = nil // a burst of children leaves no array behind
-			}
-			return
-		}
+	delete(a.kids, pid.Id)
+	switch n := len(a.kids); {
+	case n == 0:
+		a.kids, a.kidsHW = nil, 0
+	case a.kidsHW >= 64 && n <= a.kidsHW/4:
+		smaller := make(map[string]*mailbox.Mailbox, n) // maps.Clone would keep the table's size
+		maps.Copy(smaller, a.kids)
+		a.kids, a.kidsHW = smaller, n
 	}
 }
 
@@ -155,15 +160,19 @@ func (h *Host) restartLater(sup, child *actor.PID, d time.Duration) {
 	})
 }
 
-// dropStalePIDs clears the slots past the end of kids, the supervisor
+// dropStalePIDs clears the slot just past the end of kids, the supervisor
 // actor's own children slice (protoactor's PIDSet.Values, which returns its
-// backing slice): PIDSet.Remove shortens the slice without clearing the slot
-// it leaves, so a host that spawned and closed many stages kept many of
-// their PIDs (and ids) reachable (ARCHITECTURE.md has the figures). Only
-// the actor's
+// backing slice): PIDSet.Remove shortens the slice by one without clearing
+// the slot it leaves, so a host that spawned and closed many stages kept
+// many of their PIDs (and ids) reachable (ARCHITECTURE.md has the
+// figures). Called on every Terminated, right after protoactor's one
+// Remove for it, so that slot is the only stale one: clearing them all
+// each time made closing n stages cost n² steps. Only the actor's
 // goroutine changes its children, so this is safe in its Receive.
 func dropStalePIDs(kids []*actor.PID) {
-	clear(kids[len(kids):cap(kids)])
+	if n := len(kids); n < cap(kids) {
+		kids[:n+1][n] = nil
+	}
 }
 
 // childName is the name a child was spawned with: its PID's last segment.
