@@ -138,7 +138,7 @@ func rootPool[Req, Res any]() *sync.Pool {
 // caller and for the path, and the delivery frame.
 func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *Envelope[Req, Res] {
 	pool := s.roots
-	s.entries.waiting.Add(1)
+	s.ent().waiting.Add(1)
 	e := pool.Get().(*Envelope[Req, Res])
 	e.call.entry = s
 	e.pool = pool

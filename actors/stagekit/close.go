@@ -48,8 +48,8 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	}
 	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done
-	if n := s.abandoned; n > 0 {
-		return &troupe.AbandonedError{Stage: s.name, Calls: n, Cause: ctx.Err()}
+	if e := s.entries.Load(); e != nil && e.abandoned > 0 {
+		return &troupe.AbandonedError{Stage: s.name, Calls: e.abandoned, Cause: ctx.Err()}
 	}
 	return ctx.Err()
 }
@@ -58,7 +58,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 // outcome (or gave up); a draining stage looks again whether it can stop.
 // Safe from any goroutine; s may be nil (a call that entered no stage).
 func (s *Stage[Req, Res]) answered() {
-	if s != nil && s.entries.waiting.Add(-1) == 0 {
+	if s != nil && s.ent().waiting.Add(-1) == 0 {
 		s.Recheck()
 	}
 }
@@ -108,7 +108,7 @@ func (s *Stage[Req, Res]) stopSelf() { s.mb.PostSystemMessage(&actor.Stop{}) }
 
 // maybeStop stops a draining stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
-	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.entries.waiting.Load() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.waitingCallers() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
 		return
 	}
 	s.closing = aborting // nothing left to drain; anything late is refused
@@ -122,7 +122,7 @@ func (s *Stage[Req, Res]) maybeStop() {
 func (s *Stage[Req, Res]) onStopped() {
 	err := s.closeErr
 	if err == nil {
-		err = s.closedError(s.failure)
+		err = s.closedError(s.failureOf())
 	}
 	s.mb.Close(err)
 	s.dropCulprit(err)
@@ -135,7 +135,8 @@ func (s *Stage[Req, Res]) onStopped() {
 	// it is counted).
 	// A stage stopped by its supervisor leaves the work below it alone.
 	if s.closeErr != nil {
-		if s.abandoned = s.entries.waiting.Load(); s.abandoned > 0 {
+		if n := s.waitingCallers(); n > 0 {
+			s.ent().abandoned = n
 			s.closeSignalOf().cancel(err)
 		}
 	}
@@ -151,15 +152,16 @@ func (s *Stage[Req, Res]) onStopped() {
 // the callers wait. What is still queued is carried over to the restarted
 // actor, or answered with a *troupe.ClosedError if the supervisor stops it.
 func (s *Stage[Req, Res]) panicked(msg any, reason any) {
-	s.failure = newPanicError(s.name, reason)
+	ent := s.ent()
+	ent.failure = newPanicError(s.name, reason)
 	e, _ := msg.(*Envelope[Req, Res])
 	for _, c := range []*Envelope[Req, Res]{e, s.inHand} {
-		if c != nil && c != s.kept && c.holder.Load() == s.mb && !s.holds(c) && !slices.Contains(s.culprits, c) {
-			s.culprits = append(s.culprits, c)
+		if c != nil && c != s.kept && c.holder.Load() == s.mb && !s.holds(c) && !slices.Contains(ent.culprits, c) {
+			ent.culprits = append(ent.culprits, c)
 		}
 	}
 	s.inHand, s.kept = nil, nil
-	err := &troupe.RestartError{Stage: s.name, Cause: s.failure}
+	err := &troupe.RestartError{Stage: s.name, Cause: s.failureOf()}
 	s.dropCulprit(err)
 	s.dropParked(err)
 	if perr := Guard(s.name, func() { s.beh.Fail(s, err) }); perr != nil {
@@ -183,8 +185,12 @@ func (s *Stage[Req, Res]) holds(e *Envelope[Req, Res]) bool {
 
 // dropCulprit answers the requests that were in hand when the stage failed.
 func (s *Stage[Req, Res]) dropCulprit(err error) {
-	cs := s.culprits
-	s.culprits = nil
+	ent := s.entries.Load()
+	if ent == nil {
+		return // never failed, never served a call
+	}
+	cs := ent.culprits
+	ent.culprits = nil
 	for _, e := range cs {
 		s.Answer(e, err)
 	}

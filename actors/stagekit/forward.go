@@ -231,7 +231,7 @@ func (s *Stage[Req, Res]) SetInner(in Inner[Req, Res]) {
 // The requests the stage holds then get a *troupe.RestartError or a
 // *troupe.ClosedError wrapping err. Actor goroutine only.
 func (s *Stage[Req, Res]) Escalate(err error) {
-	s.failure = err
+	s.ent().failure = err
 	if sup, ok := s.ctx.(interface{ EscalateFailure(reason, msg any) }); ok {
 		sup.EscalateFailure(err, nil)
 	}

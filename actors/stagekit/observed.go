@@ -111,7 +111,7 @@ func (e *Envelope[Req, Res]) runObserved(l Leaf[Req, Res], ctx context.Context) 
 // restarted actor.
 func (s *Stage[Req, Res]) onRestarting() {
 	if s.obs != nil {
-		_ = s.obs.Report(troupe.Event{Type: troupe.EventRestarted, Err: s.failure}) // logged; no call to tell
+		_ = s.obs.Report(troupe.Event{Type: troupe.EventRestarted, Err: s.failureOf()}) // logged; no call to tell
 	}
 }
 

@@ -201,13 +201,13 @@ func (c *workCtx) release() {
 // stage has none (a context per stage would be most of an idle pipeline's
 // memory).
 func (s *Stage[Req, Res]) closeSignalOf() *closeSignal {
-	if c := s.entries.closed.Load(); c != nil {
+	if c := s.ent().closed.Load(); c != nil {
 		return c
 	}
 	c := newCloseSignal()
-	if !s.entries.closed.CompareAndSwap(nil, c) {
+	if !s.ent().closed.CompareAndSwap(nil, c) {
 		c.cancel(nil)
-		return s.entries.closed.Load()
+		return s.ent().closed.Load()
 	}
 	return c
 }

@@ -76,7 +76,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	}
 	const name = "retry"
 	_, builtin := any(P(&proto)).(*Attempts[Req, Res])
-	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, builtin: builtin, names: newNames(name), budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
+	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, builtin: builtin, names: retryNames, budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
 	b.sessions.New = func() any {
 		ss := &session[Req, Res, T, P]{b: b}
 		ss.orig.ss = ss
