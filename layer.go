@@ -75,8 +75,8 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 			return nil, fmt.Errorf("troupe: Build: inner service: %w", err)
 		}
 	}
-	st := &Stack[Req, Res]{Service: inner}
-	names := &stackNames{}
+	st := &Stack[Req, Res]{Service: inner, made: make([]Service[Req, Res], 0, len(b.layers))}
+	names := &stackNames{stages: make([]namedStage, 0, len(b.layers))}
 	for i := len(b.layers) - 1; i >= 0; i-- {
 		if b.layers[i] == nil {
 			_ = st.Close(context.Background())
@@ -92,12 +92,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 			return nil, fmt.Errorf("troupe: Build: layer %d returned a nil service: %w", i, ErrBadConfig)
 		}
 		st.Service = svc
-		if c, ok := svc.(Closer); ok {
-			st.stages = append(st.stages, c)
-		}
-		if si, ok := svc.(StageInfo); ok {
-			st.infos = append(st.infos, si)
-		}
+		st.made = append(st.made, svc)
 	}
 	names.resolve()
 	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
@@ -111,8 +106,10 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 // It is safe for concurrent use.
 type Stack[Req, Res any] struct {
 	Service[Req, Res]
-	stages []Closer    // innermost first; set by Build, then read-only
-	infos  []StageInfo // innermost first; set by Build, then read-only
+	// What the layers made, innermost first: its stages are the Closers
+	// and StageInfos among them (one slice, not one of each: an idle
+	// pipeline is mostly its stages' bytes). Set by Build, then read-only.
+	made []Service[Req, Res]
 	// The outermost service's ReserveAndCall, if it has one; set by Build.
 	call func(context.Context, Req) (Res, error)
 }
@@ -129,8 +126,10 @@ func (s *Stack[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // they reported, joined. See [Closer] for what closing a stage means.
 func (s *Stack[Req, Res]) Close(ctx context.Context) error {
 	var errs []error
-	for i := len(s.stages) - 1; i >= 0; i-- {
-		errs = append(errs, s.stages[i].Close(ctx))
+	for i := len(s.made) - 1; i >= 0; i-- {
+		if c, ok := s.made[i].(Closer); ok {
+			errs = append(errs, c.Close(ctx))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -138,8 +137,8 @@ func (s *Stack[Req, Res]) Close(ctx context.Context) error {
 // Stats returns the snapshot of the stage named name (see StageHost for how
 // a stack's stages are named), and whether the stack has one.
 func (s *Stack[Req, Res]) Stats(name string) (Stats, bool) {
-	for _, si := range s.infos {
-		if si.Name() == name {
+	for _, svc := range s.made {
+		if si, ok := svc.(StageInfo); ok && si.Name() == name {
 			return si.Stats(), true
 		}
 	}
@@ -148,9 +147,11 @@ func (s *Stack[Req, Res]) Stats(name string) (Stats, bool) {
 
 // Stages returns a snapshot of every stage of the stack, outermost first.
 func (s *Stack[Req, Res]) Stages() []Stats {
-	out := make([]Stats, 0, len(s.infos))
-	for i := len(s.infos) - 1; i >= 0; i-- {
-		out = append(out, s.infos[i].Stats())
+	out := make([]Stats, 0, len(s.made))
+	for i := len(s.made) - 1; i >= 0; i-- {
+		if si, ok := s.made[i].(StageInfo); ok {
+			out = append(out, si.Stats())
+		}
 	}
 	return out
 }

@@ -28,9 +28,9 @@ type stackNames struct {
 }
 
 type namedStage struct {
-	kind, name string
-	pos        int
-	set        func(string)
+	kind string
+	pos  int
+	set  func(string)
 }
 
 // Claim returns the name a stage of kind takes in the stack: the name
@@ -46,7 +46,7 @@ func (h StageHost) Claim(kind string, set func(name string)) string {
 	}
 	h.names.mu.Lock()
 	defer h.names.mu.Unlock()
-	h.names.stages = append(h.names.stages, namedStage{kind: kind, name: kind, pos: h.pos, set: set})
+	h.names.stages = append(h.names.stages, namedStage{kind: kind, pos: h.pos, set: set})
 	return kind
 }
 
@@ -54,13 +54,15 @@ func (h StageHost) Claim(kind string, set func(name string)) string {
 func (n *stackNames) resolve() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	count := map[string]int{}
-	for _, s := range n.stages {
-		count[s.kind]++
-	}
-	for _, s := range n.stages {
-		if count[s.kind] > 1 && s.set != nil {
-			s.set(fmt.Sprintf("%s-%d", s.kind, s.pos))
+	for i, s := range n.stages {
+		if s.set == nil {
+			continue
+		}
+		for j, o := range n.stages { // a stack has a handful of stages: no map
+			if j != i && o.kind == s.kind {
+				s.set(fmt.Sprintf("%s-%d", s.kind, s.pos))
+				break
+			}
 		}
 	}
 }

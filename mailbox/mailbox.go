@@ -75,7 +75,8 @@ func OnDropped(f func(msg any, err error)) Option { return func(m *Mailbox) { m.
 
 // OnPanic sets the function told about a panic in the actor, with the
 // message being processed (nil for a system message) before the failure is
-// escalated to the actor's supervisor. It runs on the actor's goroutine.
+// escalated to the actor's supervisor (with the mailbox as the failure's
+// message). It runs on the actor's goroutine.
 func OnPanic(f func(msg any, reason any)) Option { return func(m *Mailbox) { m.panicked = f } }
 
 // Direct sets a handler tried first for user and control messages, on the

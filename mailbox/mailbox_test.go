@@ -225,7 +225,7 @@ func TestPanicIsReportedAndEscalated(t *testing.T) {
 		require.NoError(t, mb.Post("boom"))
 		synctest.Wait()
 		assert.Equal(t, []any{"boom", "kaboom"}, got)
-		assert.Equal(t, []any{"kaboom", "boom"}, inv.escalated)
+		assert.Equal(t, []any{"kaboom", mb}, inv.escalated, "escalated with the mailbox, for the supervisor to act through")
 		mb.Free()
 		mb.PostControl(stopMsg{})
 		synctest.Wait()

@@ -240,8 +240,10 @@ func (m *Mailbox) next() (any, int) {
 // messages until none may run, or *budget of them (a negative budget has no
 // limit), or until one has posted with PostFrom (the run loop then runs the
 // targets). A panic is told to OnPanic with the message being processed,
-// then escalated to the actor's supervisor, which suspends the mailbox until
-// it restarts or stops the actor.
+// then escalated to the actor's supervisor with the mailbox itself as the
+// failure's message (protoactor's Failure.Message), so that the supervisor
+// can restart or stop the actor through its mailbox without looking it up;
+// the mailbox stays suspended until it does.
 func (m *Mailbox) drain(budget *int, first any) {
 	var msg any
 	defer func() {
@@ -249,7 +251,7 @@ func (m *Mailbox) drain(budget *int, first any) {
 			if m.panicked != nil {
 				m.panicked(msg, r)
 			}
-			m.invoker.EscalateFailure(r, msg)
+			m.invoker.EscalateFailure(r, m)
 		}
 	}()
 	for *budget != 0 {

@@ -73,7 +73,7 @@ func probed(t *testing.T, sys *actors.System, opts ...supervisor.Option) (*super
 		}
 		p.host = host
 		props := actor.PropsFromProducer(func() actor.Actor { return p })
-		if p.pid, err = host.SpawnActor(props, nil, "probe", p); err != nil {
+		if p.pid, err = host.SpawnActor(props, "probe", p); err != nil {
 			return nil, err
 		}
 		return actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }), nil

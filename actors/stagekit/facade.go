@@ -13,8 +13,7 @@ import (
 // cannot call. A Handle is safe for concurrent use.
 type Handle[Req, Res any] struct {
 	s      *Stage[Req, Res]
-	in     Inner[Req, Res] // the Inner side for the stage outside; nil: the stage's own
-	detail func() any      // the stage's own snapshot for Stats; may be nil
+	detail func() any // the stage's own snapshot for Stats; may be nil
 }
 
 // NewHandle returns the user side of stage s, for a stage package to embed
@@ -22,8 +21,15 @@ type Handle[Req, Res any] struct {
 // uses instead of the stage's own (a LoadShed's, which never waits);
 // detail, when not nil, makes the stage's own snapshot for Stats' Detail.
 func NewHandle[Req, Res any](s *Stage[Req, Res], in Inner[Req, Res], detail func() any) Handle[Req, Res] {
-	return Handle[Req, Res]{s: s, in: in, detail: detail}
+	if in != nil {
+		s.outerIn = &outerInner[Req, Res]{in} // the Stage keeps it: a Handle stays two words
+	}
+	return Handle[Req, Res]{s: s, detail: detail}
 }
+
+// outerInner is the Inner side a stage gives the stage outside instead of
+// its own (NewHandle's in).
+type outerInner[Req, Res any] struct{ Inner[Req, Res] }
 
 // Reserve waits for a free slot and returns a permit for it. It honours
 // ctx: a free slot is taken even when ctx is already done (as
@@ -61,8 +67,8 @@ func (h Handle[Req, Res]) Stats() troupe.Stats {
 // actorsInner is how AsInner finds the Inner side of a stage type that
 // embeds a Handle; users cannot call it.
 func (h Handle[Req, Res]) actorsInner() Inner[Req, Res] {
-	if h.in != nil {
-		return h.in
+	if o := h.s.outerIn; o != nil {
+		return o.Inner
 	}
 	return (*stageInner[Req, Res])(h.s)
 }

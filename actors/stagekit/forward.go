@@ -233,7 +233,7 @@ func (s *Stage[Req, Res]) SetInner(in Inner[Req, Res]) {
 func (s *Stage[Req, Res]) Escalate(err error) {
 	s.ent().failure = err
 	if sup, ok := s.ctx.(interface{ EscalateFailure(reason, msg any) }); ok {
-		sup.EscalateFailure(err, nil)
+		sup.EscalateFailure(err, s.mb) // the mailbox the supervisor acts through
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Host is a supervisor actor and the stages spawned under it: stages are its
@@ -75,7 +73,6 @@ func (s *System) newHost(name string, strategy Strategy) *Host {
 // goroutine may change its children.
 type spawnReq struct {
 	props *actor.Props
-	mb    *mailbox.Mailbox // the child's mailbox
 	name  string
 	reply chan spawnRes
 }
@@ -86,7 +83,7 @@ type spawnRes struct {
 }
 
 // spawn starts a child of h's supervisor actor and registers it for Close.
-func (h *Host) spawn(props *actor.Props, mb *mailbox.Mailbox, name string, st stopper) (*actor.PID, error) {
+func (h *Host) spawn(props *actor.Props, name string, st stopper) (*actor.PID, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -98,7 +95,7 @@ func (h *Host) spawn(props *actor.Props, mb *mailbox.Mailbox, name string, st st
 	h.spawned++
 	sup := h.pid
 	h.mu.Unlock()
-	req := &spawnReq{props: props, mb: mb, name: name, reply: make(chan spawnRes, 1)}
+	req := &spawnReq{props: props, name: name, reply: make(chan spawnRes, 1)}
 	h.sys.as.Root.Send(sup, req)
 	res := <-req.reply
 	if res.err != nil {
@@ -177,14 +174,16 @@ func (h *Host) Close(ctx context.Context) error {
 // SpawnActor starts an actor of a stage package's own (Reconnect's
 // connection actor) as a child of h's supervisor actor, so that h's Strategy
 // governs it; st is closed with the host. When props run the actor in a
-// troupe mailbox (actor.WithMailbox(mb.Producer())), pass it as mb: the
-// supervisor then restarts and stops the actor by posting there, which
-// cannot be a dead letter if the actor stopped meanwhile; otherwise pass
-// nil. Call Forget when it stops on its own.
-func (h *Host) SpawnActor(props *actor.Props, mb *mailbox.Mailbox, name string, st interface {
+// troupe mailbox (actor.WithMailbox(mb.Producer())), the supervisor
+// restarts and stops the actor by posting into that mailbox, which cannot
+// be a dead letter if the actor stopped meanwhile: the mailbox escalates a
+// panic with itself as the failure's message, and an actor that reports a
+// failure itself (EscalateFailure) passes its mailbox as the message too.
+// Call Forget when it stops on its own.
+func (h *Host) SpawnActor(props *actor.Props, name string, st interface {
 	Close(context.Context) error
 }) (*actor.PID, error) {
-	return h.spawn(props, mb, name, st)
+	return h.spawn(props, name, st)
 }
 
 // Forget removes st from the things h closes.

@@ -108,6 +108,8 @@ type Stage[Req, Res any] struct {
 	closing    closeState            // actor
 	closeErr   error                 // actor; what queued and held requests get when aborted
 
+	outerIn *outerInner[Req, Res] // set by NewHandle when the stage gives the stage outside another Inner side; then read-only
+
 	// The callers that entered by this stage, and the stage's cold state:
 	// made by the first call, failure or close (see ent), never changed
 	// once made; an idle stage has none.
@@ -244,7 +246,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	s.waiter, s.grant = s.newWaiter(s.inner)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
 	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))
-	pid, err := host.spawn(props, mb, cfg.Name, s)
+	pid, err := host.spawn(props, cfg.Name, s)
 	if err != nil {
 		return nil, err
 	}

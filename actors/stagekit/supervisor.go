@@ -1,7 +1,7 @@
 package stagekit
 
 import (
-	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +16,10 @@ type stopReq struct{ done chan struct{} }
 
 // restartReq asks the supervisor actor to restart a child whose restart was
 // delayed.
-type restartReq struct{ child *actor.PID }
+type restartReq struct {
+	child *actor.PID
+	mb    *mailbox.Mailbox // the child's, from its failure (see post)
+}
 
 // supervisorActor is a Host's actor: it spawns children on request and,
 // being a SupervisorStrategy itself, decides their fate when they fail.
@@ -24,20 +27,6 @@ type supervisorActor struct {
 	h    *Host
 	self *actor.PID // set when it starts
 	done chan struct{}
-
-	// Its live children's mailboxes, by PID id (nil: a child spawned with
-	// no troupe mailbox). The supervisor restarts or stops a child by
-	// posting into its mailbox, never through the PID: a child that stopped
-	// on its own (closed) while its failure was on its way to the
-	// supervisor is gone from protoactor's registry, and a Restart sent to
-	// its PID would be a dead letter; posted into its stopped mailbox, it
-	// is dropped, and posted before the child's own Stop, it runs first.
-	// A map, so that a host closing many stages forgets each in constant
-	// time; remade smaller once it holds a quarter of its most (maps do not
-	// shrink), so that a burst of children leaves no table behind. Owned by
-	// the actor's goroutine.
-	kids   map[string]*mailbox.Mailbox
-	kidsHW int // the most kids held since the map was made
 }
 
 func (a *supervisorActor) Receive(c actor.Context) {
@@ -47,9 +36,6 @@ func (a *supervisorActor) Receive(c actor.Context) {
 	case *spawnReq:
 		id := m.name + "-" + c.ActorSystem().ProcessRegistry.NextId()
 		pid, err := c.SpawnNamed(m.props, id)
-		if err == nil {
-			a.addKid(pid.Id, m.mb)
-		}
 		m.reply <- spawnRes{pid: pid, err: err}
 	case *stopReq:
 		// Stop once every child has terminated: stopping earlier would send
@@ -59,9 +45,8 @@ func (a *supervisorActor) Receive(c actor.Context) {
 			c.Stop(c.Self())
 		}
 	case *restartReq:
-		a.post(c.(actor.Supervisor), m.child, restartMsg)
+		a.post(c.(actor.Supervisor), m.child, m.mb, restartMsg)
 	case *actor.Terminated:
-		a.forgetKid(m.Who)
 		dropStalePIDs(c.Children())
 		if a.done != nil && len(c.Children()) == 0 {
 			c.Stop(c.Self())
@@ -74,7 +59,8 @@ func (a *supervisorActor) Receive(c actor.Context) {
 }
 
 // HandleFailure implements actor.SupervisorStrategy for the host's children.
-func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, _ any) {
+func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason, message any) {
+	mb, _ := message.(*mailbox.Mailbox) // a troupe mailbox escalates with itself (see post)
 	rs.Fail()
 	var d Decision
 	f := Failure{Stage: childName(child), Reason: reason, within: rs.NumberOfFailures}
@@ -86,11 +72,11 @@ func (a *supervisorActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervis
 	}
 	switch {
 	case d.Directive != Restart:
-		a.post(sup, child, stopMsg)
+		a.post(sup, child, mb, stopMsg)
 	case d.Delay <= 0:
-		a.post(sup, child, restartMsg)
+		a.post(sup, child, mb, restartMsg)
 	default:
-		a.h.restartLater(a.self, child, d.Delay)
+		a.h.restartLater(a.self, child, mb, d.Delay)
 	}
 }
 
@@ -100,15 +86,22 @@ var (
 	stopMsg    = &actor.Stop{}
 )
 
-// post posts a lifecycle message into a live child's mailbox (see child);
-// a child that has terminated gets nothing. A child spawned with no troupe
-// mailbox gets it through its PID.
-func (a *supervisorActor) post(sup actor.Supervisor, pid *actor.PID, msg any) {
-	mb, ok := a.kids[pid.Id]
+// post posts a lifecycle message to a child: into its mailbox mb, which
+// the child escalated its failure with, or, for a child with no troupe
+// mailbox (mb nil), through its PID if it is still a child. Never through
+// the PID of a child with a troupe mailbox: a child that stopped on its own
+// (closed) while its failure was on its way to the supervisor is gone from
+// protoactor's registry, and a Restart sent to its PID would be a dead
+// letter; posted into its stopped mailbox, it is dropped, and posted before
+// the child's own Stop, it runs first. Carried by the failure, the mailbox
+// needs no table of the host's children, which would cost every idle
+// stage its entry.
+func (a *supervisorActor) post(sup actor.Supervisor, pid *actor.PID, mb *mailbox.Mailbox, msg any) {
 	switch {
-	case !ok:
 	case mb != nil:
 		mb.PostSystemMessage(msg)
+	case !slices.Contains(sup.Children(), pid):
+		// terminated meanwhile: nothing to restart or stop
 	case msg == restartMsg:
 		sup.RestartChildren(pid)
 	default:
@@ -116,31 +109,9 @@ func (a *supervisorActor) post(sup actor.Supervisor, pid *actor.PID, msg any) {
 	}
 }
 
-// addKid records a child just spawned.
-func (a *supervisorActor) addKid(id string, mb *mailbox.Mailbox) {
-	if a.kids == nil {
-		a.kids = make(map[string]*mailbox.Mailbox)
-	}
-	a.kids[id] = mb
-	a.kidsHW = max(a.kidsHW, len(a.kids))
-}
-
-// forgetKid drops a terminated child.
-func (a *supervisorActor) forgetKid(pid *actor.PID) {
-	delete(a.kids, pid.Id)
-	switch n := len(a.kids); {
-	case n == 0:
-		a.kids, a.kidsHW = nil, 0
-	case a.kidsHW >= 64 && n <= a.kidsHW/4:
-		smaller := make(map[string]*mailbox.Mailbox, n) // maps.Clone would keep the table's size
-		maps.Copy(smaller, a.kids)
-		a.kids, a.kidsHW = smaller, n
-	}
-}
-
 // restartLater has supervisor actor sup restart its child after d, unless
 // the host closes first.
-func (h *Host) restartLater(sup, child *actor.PID, d time.Duration) {
+func (h *Host) restartLater(sup, child *actor.PID, mb *mailbox.Mailbox, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -155,7 +126,7 @@ func (h *Host) restartLater(sup, child *actor.PID, d time.Duration) {
 		delete(h.timers, child)
 		h.mu.Unlock()
 		if live {
-			h.sys.as.Root.Send(sup, &restartReq{child: child})
+			h.sys.as.Root.Send(sup, &restartReq{child: child, mb: mb})
 		}
 	})
 }

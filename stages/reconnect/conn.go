@@ -86,7 +86,7 @@ func newConn[Target, Req, Res any](h *actors.Host, connector troupe.Service[Targ
 // spawn starts the actor.
 func (c *conn[Target, Req, Res]) spawn() error {
 	props := actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithMailbox(c.mb.Producer()))
-	if _, err := c.host.SpawnActor(props, c.mb, "connection", c); err != nil {
+	if _, err := c.host.SpawnActor(props, "connection", c); err != nil {
 		return err
 	}
 	c.spawned.Store(true)
@@ -171,7 +171,7 @@ func (c *conn[Target, Req, Res]) fail(ctx actor.Context, err error) {
 	c.last = err
 	c.streak++
 	if sup, ok := ctx.(interface{ EscalateFailure(reason, msg any) }); ok {
-		sup.EscalateFailure(&connFailure{err: err, streak: c.streak}, nil)
+		sup.EscalateFailure(&connFailure{err: err, streak: c.streak}, c.mb) // the mailbox the supervisor acts through
 	}
 }
 

@@ -53,7 +53,7 @@ func (ss *session[Req, Res, T, P]) bindPolicy() {
 	ss.ap = nil
 	if ss.b.bind {
 		ss.ap = any(P(&ss.pol)).(attemptsPolicy)
-		ss.ap.bind(ss.b.names)
+		ss.ap.bind(retryNames)
 	}
 }
 
@@ -66,7 +66,7 @@ func (ss *session[Req, Res, T, P]) clone(req *Req) (c Req, again bool, err error
 		c, again = P(&ss.pol).CloneRequest(req)
 		return c, again, ss.ap.fault()
 	}
-	err = stagekit.Guard(ss.b.names.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
+	err = stagekit.Guard(retryNames.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
 	if err == nil && ss.ap != nil {
 		err = ss.ap.fault()
 	}
@@ -86,7 +86,7 @@ func (ss *session[Req, Res, T, P]) judge(res Res, err error) (Res, error, Wait, 
 		// guard itself (a panic there is the outcome it leaves).
 		w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err)
 	} else {
-		perr = stagekit.Guard(ss.b.names.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
+		perr = stagekit.Guard(retryNames.retry, func() { w, again = P(&ss.pol).Retry(&ss.req, &ss.res, &ss.err) })
 	}
 	res, err = ss.res, ss.err
 	var zero Res

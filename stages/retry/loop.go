@@ -189,9 +189,9 @@ func (b *behavior[Req, Res, T, P]) popUnit() *session[Req, Res, T, P] {
 // The stage closes first, so that a caller who hears err and reserves again
 // is refused (Fail answers ss with err itself, not with the closed error).
 func (b *behavior[Req, Res, T, P]) broken(ss *session[Req, Res, T, P], err error) {
-	b.breaking, b.breakErr = ss, err
+	b.breaking = &breaking[Req, Res, T, P]{ss: ss, err: err}
 	b.st.Break(err)
-	b.breaking, b.breakErr = nil, nil
+	b.breaking = nil
 	if ss != nil { // the stage was closed already: Fail did not run
 		var zero Res
 		ss.finish(zero, err)

@@ -70,13 +70,16 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
-	bind, err := checkPolicy[Req, Res, T, P](&proto)
-	if err != nil {
+	// The policy is checked as the behaviour's own copy: checked as the
+	// parameter, it would escape to the heap, a copy made for nothing.
+	b := &behavior[Req, Res, T, P]{proto: proto, budget: o.budget}
+	var err error
+	if b.bind, err = checkPolicy[Req, Res, T, P](&b.proto); err != nil {
 		return nil, err
 	}
+	_, b.builtin = any(P(&b.proto)).(*Attempts[Req, Res])
+	b.attempts = stagekit.NewPool[Req, Res]()
 	const name = "retry"
-	_, builtin := any(P(&proto)).(*Attempts[Req, Res])
-	b := &behavior[Req, Res, T, P]{proto: proto, bind: bind, builtin: builtin, names: retryNames, budget: o.budget, attempts: stagekit.NewPool[Req, Res]()}
 	b.sessions.New = func() any {
 		ss := &session[Req, Res, T, P]{b: b}
 		ss.orig.ss = ss
@@ -109,9 +112,9 @@ func Layer[Req, Res, T any, P policyPtr[Req, Res, T]](proto T, opts ...Option) t
 // goroutines that complete attempts, under mu.
 type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	proto    T
-	bind     bool   // proto is an Attempts: sessions bind their copies
-	builtin  bool   // proto is exactly an Attempts, whose methods guard the user's functions themselves
-	names    *names // where a panic in the policy's code happened
+	bind     bool // proto is an Attempts: sessions bind their copies
+	builtin  bool // proto is exactly an Attempts, whose methods guard the user's functions themselves
+	waiting  bool // actor; b.waiter is in the inner service's line
 	budget   *budget.Budget
 	st       *stagekit.Stage[Req, Res]
 	alarm    *stagekit.Alarm
@@ -124,10 +127,17 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 
 	waits    dheap.Heap[*session[Req, Res, T, P]] // actor; sessions waiting for a time, by its end
 	needUnit []*session[Req, Res, T, P]           // actor; sessions waiting for an inner unit, first in line first
-	waiting  bool                                 // actor; b.waiter is in the inner service's line
 
-	breaking *session[Req, Res, T, P] // actor; while broken closes the stage, the session answered with breakErr
-	breakErr error                    // actor
+	breaking *breaking[Req, Res, T, P] // actor; set only while broken closes the stage
+}
+
+// breaking is the session that broken answers with the inner service's
+// error itself, while it closes the stage (Fail answers it with err, not
+// with the closed error). Made only when the inner service breaks, so that
+// the behaviour stays in a smaller size class.
+type breaking[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+	ss  *session[Req, Res, T, P]
+	err error
 }
 
 func (b *behavior[Req, Res, T, P]) count() int {
@@ -195,8 +205,8 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 			return
 		}
 		var zero Res
-		if ss == b.breaking {
-			ss.finish(zero, b.breakErr)
+		if br := b.breaking; br != nil && ss == br.ss {
+			ss.finish(zero, br.err)
 		} else {
 			ss.finish(zero, err)
 		}
