@@ -9,9 +9,10 @@
 # the rounds (default 8), A first in odd rounds and B first in even ones,
 # BENCHTIME (default 300ms) per benchmark. The raw outputs go to
 # bench/results/ab-a.txt and ab-b.txt, the table to results/ab.txt. Quote
-# the last column, the change of the ratio to a peer measured by the same
-# binary in the same round: on a shared machine the raw figures drift by
-# 10 % between rounds, the peers with them.
+# the last two columns, the change of the ratio to a peer measured by the
+# same binary in the same round (of the medians, and paired round by
+# round): on a shared machine the raw figures drift by 10 % between
+# rounds, the peers with them.
 #   bench/ab.sh 2573c07 12 '^Benchmark(Stage|Stack)$'
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -3,9 +3,13 @@
 // medians of A and B, the median over rounds of B's figure over A's in the
 // same round, with its interquartile range, and, where the benchmark's group
 // holds a peer (-ref), the change of the same-run ratio: the median over
-// rounds of B's figure over B's peer, divided by the same for A. The last
-// column is the one to quote on a shared machine: the peer, measured by the
-// same binary in the same round, takes out most of the machine's drift.
+// rounds of B's figure over B's peer, divided by the same for A, and that
+// change paired by round (the median over rounds of B's ratio to its peer
+// over A's in the same round). The last two columns are the ones to quote
+// on a shared machine: the peer, measured by the same binary in the same
+// round, takes out most of the machine's drift; the paired one also keeps
+// a round where the peer alone was slow or fast from leaking into the
+// others.
 //
 //	go run ./cmd/abtab -a results/ab-a.txt -b results/ab-b.txt
 package main
@@ -101,6 +105,10 @@ type row struct {
 	ratio, lo, hi            float64 // B/A per round: median and interquartile range
 	peer                     string  // "" when the group has none
 	peerA, peerB, peerChange float64
+	// The same change paired by round: the median over rounds of B's ratio
+	// to its peer over A's in the same round (ABBA rounds put A and B side
+	// by side), which a peer that drifted between rounds moves less.
+	paired float64
 }
 
 func compare(a, b runs, refs []string) []row {
@@ -122,6 +130,7 @@ func compare(a, b runs, refs []string) []row {
 			r.peer = p[strings.LastIndex(p, "/")+1:]
 			r.peerA, r.peerB = median(ratios(na, a.ns[p])), median(ratios(nb, b.ns[p]))
 			r.peerChange = r.peerB / r.peerA
+			r.paired = median(ratios(ratios(nb, b.ns[p]), ratios(na, a.ns[p])))
 		}
 		rows = append(rows, r)
 	}
@@ -129,12 +138,12 @@ func compare(a, b runs, refs []string) []row {
 }
 
 func printRows(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| benchmark | rounds | A ns/op | B ns/op | B/A per round (IQR) | peer | A/peer | B/peer | same-run change |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| benchmark | rounds | A ns/op | B ns/op | B/A per round (IQR) | peer | A/peer | B/peer | same-run change | paired by round |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---:|---:|---:|---:|")
 	for _, r := range rows {
-		peer := "| - | | | |"
+		peer := "| - | | | | |"
 		if r.peer != "" {
-			peer = fmt.Sprintf("| %s | %.3f | %.3f | %.3f |", r.peer, r.peerA, r.peerB, r.peerChange)
+			peer = fmt.Sprintf("| %s | %.3f | %.3f | %.3f | %.3f |", r.peer, r.peerA, r.peerB, r.peerChange, r.paired)
 		}
 		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.3f (%.2f-%.2f) %s\n",
 			strings.TrimPrefix(r.name, "Benchmark"), r.rounds, r.a, r.b, r.ratio, r.lo, r.hi, peer)

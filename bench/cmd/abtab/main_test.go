@@ -46,6 +46,7 @@ BenchmarkStack/seq/troupe-2 	 1000	 900 ns/op
 	assert.Equal(t, "chan", limit.peer)
 	assert.InDelta(t, 0.8, limit.peerA, 1e-9)
 	assert.InDelta(t, 1.0, limit.peerChange, 1e-9)
+	assert.InDelta(t, 1.0, limit.paired, 1e-9)
 
 	stack := rows[2]
 	assert.Equal(t, "", stack.peer, "no chanchain in the stack's group")
@@ -58,5 +59,26 @@ BenchmarkStack/seq/troupe-2 	 1000	 900 ns/op
 
 	var out bytes.Buffer
 	printRows(&out, rows)
-	assert.Contains(t, out.String(), "| Stage/limit | 3 | 80.0 | 88.0 | 1.100 (1.10-1.10) | chan | 0.800 | 0.800 | 1.000 |")
+	assert.Contains(t, out.String(), "| Stage/limit | 3 | 80.0 | 88.0 | 1.100 (1.10-1.10) | chan | 0.800 | 0.800 | 1.000 | 1.000 |")
+}
+
+// The paired change follows each round: B's limit is 5 % slower than A's
+// beside the same peer in two rounds of three and 20 % faster in the
+// third; paired round by round the median is 1.05, while the ratio of the
+// medians (the same-run change) mixes rounds and reads 0.955.
+func TestPairedChangeComparesRoundByRound(t *testing.T) {
+	a := "BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 100 ns/op\n" +
+		"BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 110 ns/op\n" +
+		"BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 120 ns/op\n"
+	b := "BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 105 ns/op\n" +
+		"BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 115.5 ns/op\n" +
+		"BenchmarkStage/chan-2 1 100 ns/op\nBenchmarkStage/limit-2 1 96 ns/op\n"
+	ra, err := parse(strings.NewReader(a))
+	require.NoError(t, err)
+	rb, err := parse(strings.NewReader(b))
+	require.NoError(t, err)
+	rows := compare(ra, rb, []string{"chan"})
+	require.Len(t, rows, 2)
+	assert.InDelta(t, 1.05, rows[1].paired, 1e-9)
+	assert.InDelta(t, 1.05/1.1, rows[1].peerChange, 1e-9)
 }
