@@ -49,11 +49,10 @@ type callState[Req, Res any] struct {
 	// The context of the leaf work the caller runs now, if any: when the
 	// outcome is delivered meanwhile (a stage below the entry answered it
 	// as it failed or closed), the work is told to stop, so that the
-	// caller, busy in it, can return (see deliver). Guarded by mu.
-	leafCtx *workCtx
-	// Or, instead of leafCtx, the stage-made context that work runs with
-	// as it is (see WorkStopper). Guarded by mu.
-	leafStop WorkStopper
+	// caller, busy in it, can return (see deliver): a work context made
+	// for it, or the stage-made context it runs with as it is (see
+	// WorkStopper). Guarded by mu.
+	leafCtx WorkStopper
 }
 
 func (c *callState[Req, Res]) reset() {
@@ -109,15 +108,13 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 	if c.abandoned == nil {
 		c.abandoned = ErrCallerGone // work handed to it from now on is answered at once
 	}
-	wc, ws := c.leafCtx, c.leafStop
+	wc := c.leafCtx
 	// Last: once it sees gone, wait reads and writes the fields above
 	// without mu (see delivered).
 	atomic.StoreUint32(&c.gone, 1)
 	c.unlockPoke(c.pokeLocked())
 	if wc != nil {
-		wc.stopWork(err)
-	} else if ws != nil {
-		ws.StopWork(err)
+		wc.StopWork(err)
 	}
 	return res, err, false
 }

@@ -161,7 +161,7 @@ func (s *Stage[Req, Res]) panicked(msg any, reason any) {
 		}
 	}
 	s.inHand, s.kept = nil, nil
-	err := &troupe.RestartError{Stage: s.name, Cause: s.failureOf()}
+	err := &troupe.RestartError{Stage: s.name, Cause: ent.failure}
 	s.dropCulprit(err)
 	s.dropParked(err)
 	if perr := Guard(s.name, func() { s.beh.Fail(s, err) }); perr != nil {

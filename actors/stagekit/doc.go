@@ -108,10 +108,10 @@
 // it need no goroutine each, and WorkStopper, so that the caller's leaf
 // work runs with it as it is instead of with a context made around it.
 // Attempts made from a request are child envelopes (NewChild) that report
-// to the same caller. A stage may instead
-// send the request itself on down the path with a frame of its own on top
-// and still make attempts from it later (NewChildOf, from the Origin taken
-// while it held the request), as Retry and Hedge do with their first
+// to the same caller. A stage may instead send the request itself on down
+// the path with a frame of its own on top and still make attempts from it
+// later (NewChildOf, from the Origin taken while it held the request), as
+// Retry and Hedge do with their first
 // attempts: a Ride pushes that frame (only while half of the request's
 // frames are free: deeper, the first attempt goes in an envelope of its own
 // too), holds a reference on the request, and decides which reaches the

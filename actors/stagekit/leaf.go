@@ -90,7 +90,7 @@ func (e *Envelope[Req, Res]) workStopper() WorkStopper {
 // from *slab when the calling goroutine owns one (the caller's), from the
 // shared pool otherwise (slab nil). Work on a goroutine of its own needs
 // one only when the entry stage can abandon it (nil otherwise); the
-// caller's work has one, which its call's outcome cancels too
+// caller's work has one, which its call's outcome stops too
 // (callState.leafCtx), unless its context is a WorkStopper: the context it
 // would otherwise get may be one a stage below the entry made and let go
 // of with that outcome, which nothing cancels any more.

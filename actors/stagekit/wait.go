@@ -15,16 +15,16 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 	done := ctx.Done()
 	for {
 		c.mu.Lock()
-		c.leafCtx, c.leafStop = nil, nil // the leaf work run last, if any, is over
+		c.leafCtx = nil // the leaf work run last, if any, is over
 		if c.done {
 			c.mu.Unlock()
 			return r.delivered()
 		}
 		w := c.popWork()
 		if w != nil {
-			var wc *workCtx
+			var wc *workCtx // nil: the work runs with its own context
 			if ws := w.workStopper(); ws != nil {
-				c.leafStop = ws
+				c.leafCtx = ws
 			} else {
 				wc = w.workCtx(&c.ctxs)
 				c.leafCtx = wc
@@ -70,7 +70,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 // caller's goroutine only.
 func (r *Envelope[Req, Res]) delivered() (Res, error) {
 	c := r.call
-	c.leafCtx, c.leafStop = nil, nil // only deliver reads them, and it has run
+	c.leafCtx = nil // only deliver reads it, and it has run
 	orphans := c.work
 	c.work, c.workTail = nil, nil
 	if orphans != nil {

@@ -13,7 +13,7 @@ import (
 // Close's own context ends before the call finished (the call is abandoned:
 // its work is told to stop, and its Err is that stage's *troupe.ClosedError),
 // and, for work the caller runs itself, when the call's outcome is delivered
-// while the work runs (stopWork; its Err is then context.DeadlineExceeded if
+// while the work runs (StopWork; its Err is then context.DeadlineExceeded if
 // that outcome is a deadline's, a Timeout's, and context.Canceled
 // otherwise).
 // It is 40 bytes and costs no goroutine; the channel and the links to the
@@ -22,7 +22,7 @@ type workCtx struct {
 	context.Context                           // the caller's context (or a stage's below it)
 	closed          *closeSignal              // the entry stage's abandon signal, or nil; never changed
 	watch           atomic.Pointer[workWatch] // made by the first Done
-	stopped         atomic.Int32              // the call's outcome came while the work ran (stopWork): stopCanceled or stopDeadline
+	stopped         atomic.Int32              // the call's outcome came while the work ran (StopWork): stopCanceled or stopDeadline
 }
 
 // closeSignal is a stage's abandon signal: its context is cancelled, with
@@ -105,9 +105,10 @@ func (c *workCtx) Err() error {
 	return nil
 }
 
-// stopWork cancels the context: its call has its outcome, and nobody waits
-// for the work any more. Safe from any goroutine.
-func (c *workCtx) stopWork(outcome error) {
+// StopWork cancels the context: its call has its outcome, and nobody waits
+// for the work any more (a work context is a WorkStopper too). Safe from
+// any goroutine.
+func (c *workCtx) StopWork(outcome error) {
 	why := int32(stopCanceled)
 	if outcome != nil && errors.Is(outcome, context.DeadlineExceeded) {
 		why = stopDeadline // a timeout: the work sees its deadline, as the Timeout's own context says right after
@@ -201,13 +202,14 @@ func (c *workCtx) release() {
 // stage has none (a context per stage would be most of an idle pipeline's
 // memory).
 func (s *Stage[Req, Res]) closeSignalOf() *closeSignal {
-	if c := s.ent().closed.Load(); c != nil {
+	ent := s.ent()
+	if c := ent.closed.Load(); c != nil {
 		return c
 	}
 	c := newCloseSignal()
-	if !s.ent().closed.CompareAndSwap(nil, c) {
+	if !ent.closed.CompareAndSwap(nil, c) {
 		c.cancel(nil)
-		return s.ent().closed.Load()
+		return ent.closed.Load()
 	}
 	return c
 }
