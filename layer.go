@@ -58,6 +58,19 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 	return b
 }
 
+// Named returns a builder whose layer added last builds its stage under
+// name (see Named): in errors, logs and the stack's Stats. With no layer
+// added yet it returns b as it is.
+func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
+	if len(b.layers) == 0 {
+		return b
+	}
+	ls := slices.Clone(b.layers)
+	ls[len(ls)-1] = Named(name, ls[len(ls)-1])
+	b.layers = ls
+	return b
+}
+
 // Build spawns the stages in h over inner, innermost first, and returns the
 // stack. An inner service with a Validate() error method (actors.Func has
 // one) is validated first. When a layer fails, the stages already built are closed and the
@@ -76,13 +89,13 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		}
 	}
 	st := &Stack[Req, Res]{Service: inner, made: make([]Service[Req, Res], 0, len(b.layers))}
-	names := &stackNames{stages: make([]namedStage, 0, len(b.layers))}
+	bld := &building{obs: b.obs, stages: make([]namedStage, 0, len(b.layers))}
 	for i := len(b.layers) - 1; i >= 0; i-- {
 		if b.layers[i] == nil {
 			_ = st.Close(context.Background())
 			return nil, fmt.Errorf("troupe: Build: layer %d is nil: %w", i, ErrBadConfig)
 		}
-		svc, err := b.layers[i].Layer(StageHost{Host: h, names: names, pos: i + 1, obs: b.obs}, st.Service)
+		svc, err := b.layers[i].Layer(StageHost{Host: h, b: bld, pos: i + 1}, st.Service)
 		if err != nil {
 			_ = st.Close(context.Background())
 			return nil, err
@@ -94,7 +107,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		st.Service = svc
 		st.made = append(st.made, svc)
 	}
-	names.resolve()
+	bld.resolve()
 	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
 		st.call = o.ReserveAndCall // looked up once, not on every call
 	}

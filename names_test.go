@@ -58,3 +58,45 @@ func TestAPI5_StagesAreNamedByKindPositionOrByTheUser(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, "sessions", ce.Service, "errors name the stage")
 }
+
+// spec: API5
+func TestAPI5_BuilderNamedNamesTheLayerAddedLastAndLeavesTheBuilderItCameFrom(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	base := troupe.NewBuilder[int, int]().Named("nothing yet").
+		Layer(limit.Layer[int, int](20)).
+		Layer(timeout.Layer[int, int](time.Second))
+	named := base.Named("deadline")
+	stageNames := func(b troupe.Builder[int, int]) []string {
+		st, err := b.Build(sys, api)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, st.Close(context.Background())) }()
+		var names []string
+		for _, s := range st.Stages() {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	assert.Equal(t, []string{"limit", "deadline"}, stageNames(named))
+	assert.Equal(t, []string{"limit", "timeout"}, stageNames(base), "a builder is immutable: Named made a new one")
+}
+
+// spec: API5
+func TestAPI5_NamedOutsideABuildAndNestedTheInnermostNameWins(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	for _, c := range []struct {
+		l    troupe.Layer[int, int]
+		want string
+	}{
+		{troupe.Named("solo", limit.Layer[int, int](5)), "solo"},
+		{troupe.Named("outer", troupe.Named("inner", limit.Layer[int, int](5))), "inner"},
+	} {
+		svc, err := c.l.Layer(sys, api)
+		require.NoError(t, err)
+		info, ok := svc.(troupe.StageInfo)
+		require.True(t, ok, "%T", svc)
+		assert.Equal(t, c.want, info.Name())
+		require.NoError(t, svc.(troupe.Closer).Close(context.Background()))
+	}
+}

@@ -15,16 +15,18 @@ import (
 // way passes it on as it is. It is safe for concurrent use.
 type StageHost struct {
 	Host
-	names *stackNames // shared by the layers of one Build
-	pos   int         // 1 for the outermost layer
-	name  string      // set by Named
-	obs   *attached   // set by Builder.Observe; nil: none
+	b   *building // shared by the layers of one Build; nil outside one
+	pos int       // 1 for the outermost layer
 }
 
-// stackNames collects the names of one Build's stages.
-type stackNames struct {
+// building is what the layers of one Build share: the stack's observer and
+// its stages' names. (A StageHost is made for every layer and kept by
+// none: it stays small, and this is made once per Build.)
+type building struct {
+	obs    *attached // set by Builder.Observe; nil: none. Read-only.
 	mu     sync.Mutex
-	stages []namedStage // guarded by mu
+	stages []namedStage // the stages that took their kind's name; guarded by mu
+	given  []givenName  // the names Named gave; guarded by mu
 }
 
 type namedStage struct {
@@ -33,25 +35,41 @@ type namedStage struct {
 	set  func(string)
 }
 
+type givenName struct {
+	pos  int
+	name string
+}
+
+// givenAt returns the name Named gave the layer at pos, the innermost
+// Named's when several wrap it; the caller holds mu.
+func (b *building) givenAt(pos int) (string, bool) {
+	for i := len(b.given) - 1; i >= 0; i-- {
+		if b.given[i].pos == pos {
+			return b.given[i].name, true
+		}
+	}
+	return "", false
+}
+
 // Claim returns the name a stage of kind takes in the stack: the name
 // given by Named, or kind. set is called once the stack is built if the
 // name changes (a kind that appears more than once is numbered by
 // position); it runs before Build returns, before any request.
 func (h StageHost) Claim(kind string, set func(name string)) string {
-	if h.name != "" {
-		return h.name
-	}
-	if h.names == nil {
+	if h.b == nil {
 		return kind
 	}
-	h.names.mu.Lock()
-	defer h.names.mu.Unlock()
-	h.names.stages = append(h.names.stages, namedStage{kind: kind, pos: h.pos, set: set})
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	if name, ok := h.b.givenAt(h.pos); ok {
+		return name
+	}
+	h.b.stages = append(h.b.stages, namedStage{kind: kind, pos: h.pos, set: set})
 	return kind
 }
 
 // resolve numbers the kinds that appear more than once.
-func (n *stackNames) resolve() {
+func (n *building) resolve() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for i, s := range n.stages {
@@ -75,7 +93,12 @@ func Named[Req, Res any](name string, l Layer[Req, Res]) Layer[Req, Res] {
 		if !ok {
 			sh = StageHost{Host: h}
 		}
-		sh.name = name
+		if sh.b == nil { // outside a Build: a building of its own
+			sh.b = &building{}
+		}
+		sh.b.mu.Lock()
+		sh.b.given = append(sh.b.given, givenName{pos: sh.pos, name: name})
+		sh.b.mu.Unlock()
 		return l.Layer(sh, inner)
 	})
 }

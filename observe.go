@@ -200,8 +200,8 @@ type attached struct {
 // pipeline name; nil when none is (the stage then reports to its system's
 // observer, if any).
 func (h StageHost) Observer() (Observer, string) {
-	if h.obs == nil {
+	if h.b == nil || h.b.obs == nil {
 		return nil, ""
 	}
-	return h.obs.o, h.obs.pipeline
+	return h.b.obs.o, h.b.obs.pipeline
 }

@@ -72,8 +72,9 @@ func TestQ2_BudgetSharedByStacksNeverExceeded(t *testing.T) {
 	assert.True(t, waitFor(patience, func() bool { return inUse(budgets[0]) == 0 }), "every lease released")
 }
 
-// spec: Q2 — a call that runs for several TTLs keeps its lease (renewed),
-// and the lease goes back with the outcome, well before it would expire.
+// spec: Q2, API5 — a call that runs for several TTLs keeps its lease
+// (renewed), and the lease goes back with the outcome, well before it
+// would expire.
 func TestQ2_LeaseRenewedWhileTheCallRunsReleasedWithItsOutcome(t *testing.T) {
 	r := startRedis(t)
 	srv := startArrivals(t)
@@ -82,8 +83,12 @@ func TestQ2_LeaseRenewedWhileTheCallRunsReleasedWithItsOutcome(t *testing.T) {
 	const ttl = 400 * time.Millisecond
 	b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl))
 	require.NoError(t, err)
-	out := troupetest.Go[int, int](context.Background(), limitStack(t, b, srv.url), 1)
+	st := limitStack(t, b, srv.url)
+	out := troupetest.Go[int, int](context.Background(), st, 1)
 	require.True(t, waitFor(patience, func() bool { n, _, _ := srv.stats(); return n == 1 }))
+	stats, ok := st.Stats("sharedlimit")
+	require.True(t, ok)
+	assert.Equal(t, redisquota.LimitSnapshot{Held: 1}, stats.Detail, "the stage's own counters are its Stats' Detail")
 	held := time.Now()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -40,7 +40,7 @@ func NewLimit[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], b *Bu
 	}
 	beh.st = st
 	sl := &SharedLimit[Req, Res]{b: beh}
-	sl.Handle = stagekit.NewHandle(st, nil, func() any { return sl.Snapshot() })
+	sl.Handle = stagekit.NewHandle(st, nil)
 	return sl, nil
 }
 
@@ -64,10 +64,15 @@ type LimitSnapshot struct {
 }
 
 // Snapshot returns the stage's state now.
-func (s *SharedLimit[Req, Res]) Snapshot() LimitSnapshot {
+func (s *SharedLimit[Req, Res]) Snapshot() LimitSnapshot { return s.b.snapshot() }
+
+func (b *limitBehavior[Req, Res]) snapshot() LimitSnapshot {
 	return LimitSnapshot{
-		Held:      int(s.b.held.Load()),
-		Releasing: int(s.b.releasing.Load()),
-		Lost:      s.b.budget.Lost(),
+		Held:      int(b.held.Load()),
+		Releasing: int(b.releasing.Load()),
+		Lost:      b.budget.Lost(),
 	}
 }
+
+// Detail is the stage's Stats' Detail: a LimitSnapshot (stagekit.Detailer).
+func (b *limitBehavior[Req, Res]) Detail() any { return b.snapshot() }

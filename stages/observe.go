@@ -9,6 +9,6 @@ import "github.com/troupe-go/troupe"
 // observer attached to the actor system. A nil o is an error matching
 // troupe.ErrBadConfig from Build.
 func (b Builder[Req, Res]) Observe(o troupe.Observer, pipeline string) Builder[Req, Res] {
-	b.obs, b.pipeline, b.observed = o, pipeline, true
+	b.tb = b.tb.Observe(o, pipeline)
 	return b
 }

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -27,11 +26,7 @@ import (
 // safe for concurrent use. Nothing is spawned before Build, and a bad
 // configuration is Build's error, matching troupe.ErrBadConfig.
 type Builder[Req, Res any] struct {
-	layers []troupe.Layer[Req, Res]
-	// The observer given to Observe, and its pipeline name.
-	obs      troupe.Observer
-	pipeline string
-	observed bool
+	tb troupe.Builder[Req, Res] // the layers, and the observer given to Observe
 }
 
 // Stack returns an empty builder for requests of type Req and responses of
@@ -41,7 +36,7 @@ func Stack[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 // Layer adds l, any layer of these types (troupehttp's retry policy, a
 // stage of your own), inside the layers added before it.
 func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
-	b.layers = append(slices.Clip(b.layers), l)
+	b.tb = b.tb.Layer(l)
 	return b
 }
 
@@ -49,12 +44,7 @@ func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
 // Stats. Stages are otherwise named by their kind ("limit", "timeout", ...),
 // numbered by position where a kind repeats ("timeout-2").
 func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
-	if len(b.layers) == 0 {
-		return b
-	}
-	ls := slices.Clone(b.layers)
-	ls[len(ls)-1] = troupe.Named(name, ls[len(ls)-1])
-	b.layers = ls
+	b.tb = b.tb.Named(name)
 	return b
 }
 
@@ -145,12 +135,5 @@ func (b Builder[Req, Res]) AsyncFilter(check func(context.Context, Req) (Req, er
 // Build spawns the stages in h (nil: actors.Default()) over inner,
 // innermost first, and returns the stack (see troupe.Builder.Build).
 func (b Builder[Req, Res]) Build(h troupe.Host, inner troupe.Service[Req, Res]) (*troupe.Stack[Req, Res], error) {
-	tb := troupe.NewBuilder[Req, Res]()
-	if b.observed {
-		tb = tb.Observe(b.obs, b.pipeline)
-	}
-	for _, l := range b.layers {
-		tb = tb.Layer(l)
-	}
-	return tb.Build(h, inner)
+	return b.tb.Build(h, inner)
 }

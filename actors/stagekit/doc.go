@@ -13,10 +13,12 @@
 //     behavior). Check its options first (CheckCapacity reads a capacity as
 //     every stage does: 0 is no limit of its own); return configuration
 //     errors wrapping troupe.ErrBadConfig, never panic.
-//   - Give users a type that embeds the Handle made by NewHandle(st, nil,
-//     detail): it offers Reserve, ReserveAndCall, Close, Name and Stats and
+//   - Give users a type that embeds the Handle made by NewHandle(st, nil):
+//     it offers Reserve, ReserveAndCall, Close, Name and Stats and
 //     nothing else, and lets the stage outside find this one's Inner side.
-//     Add read-only accessors of your own; never export the *Stage.
+//     Add read-only accessors of your own; never export the *Stage. A
+//     behavior with counters of its own makes them the Detail of the
+//     stage's Stats by being a Detailer.
 //   - Write the Behavior: embed Passthrough and override what you need.
 //     Request gets each request (an Envelope) the stage took from its
 //     mailbox; the stage holds it, and a slot for it, until the behavior

@@ -27,6 +27,10 @@ type counting[Req, Res any] struct {
 	n atomic.Int64 // written on the actor, read anywhere
 }
 
+// Detail makes the count the Detail of the stage's Stats (Detailer); it
+// may run on any goroutine.
+func (b *counting[Req, Res]) Detail() any { return b.n.Load() }
+
 func (b *counting[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	b.n.Add(1)
 	s.Forward(e)
@@ -39,7 +43,7 @@ func NewCounter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res]) (*C
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
-	return &Counter[Req, Res]{Handle: stagekit.NewHandle(st, nil, nil), b: b}, nil
+	return &Counter[Req, Res]{Handle: stagekit.NewHandle(st, nil), b: b}, nil
 }
 
 // A stage written from this package's documentation.
@@ -58,11 +62,13 @@ func ExampleSpawn() {
 		fmt.Println(out, err)
 	}
 	fmt.Println(c.Name(), "forwarded", c.Count())
+	fmt.Println("stats detail:", c.Stats().Detail)
 	fmt.Println(c.Close(ctx))
 	// Output:
 	// 0 <nil>
 	// 2 <nil>
 	// 4 <nil>
 	// counter forwarded 3
+	// stats detail: 3
 	// <nil>
 }

@@ -12,19 +12,27 @@ import (
 // finds the stage's Inner side through it (AsInner), by a method users
 // cannot call. A Handle is safe for concurrent use.
 type Handle[Req, Res any] struct {
-	s      *Stage[Req, Res]
-	detail func() any // the stage's own snapshot for Stats; may be nil
+	s *Stage[Req, Res] // one word: an idle pipeline is mostly its stages' bytes
 }
 
 // NewHandle returns the user side of stage s, for a stage package to embed
 // in its stage type. in, when not nil, is the Inner side the stage outside
-// uses instead of the stage's own (a LoadShed's, which never waits);
-// detail, when not nil, makes the stage's own snapshot for Stats' Detail.
-func NewHandle[Req, Res any](s *Stage[Req, Res], in Inner[Req, Res], detail func() any) Handle[Req, Res] {
+// uses instead of the stage's own (a LoadShed's, which never waits). The
+// stage's own counters in Stats' Detail come from its behavior, when it is
+// a Detailer.
+func NewHandle[Req, Res any](s *Stage[Req, Res], in Inner[Req, Res]) Handle[Req, Res] {
 	if in != nil {
-		s.outerIn = &outerInner[Req, Res]{in} // the Stage keeps it: a Handle stays two words
+		s.outerIn = &outerInner[Req, Res]{in} // the Stage keeps it: a Handle stays one word
 	}
-	return Handle[Req, Res]{s: s, detail: detail}
+	return Handle[Req, Res]{s: s}
+}
+
+// Detailer is implemented by behaviors that have counters of their own:
+// Detail returns a snapshot of them, a plain value, for the stage's Stats
+// (troupe.Stats.Detail). It runs on the goroutine that asked for the
+// stats, any number at once: it must be safe for concurrent use.
+type Detailer interface {
+	Detail() any
 }
 
 // outerInner is the Inner side a stage gives the stage outside instead of
@@ -58,8 +66,8 @@ func (h Handle[Req, Res]) Name() string { return h.s.Name() }
 func (h Handle[Req, Res]) Stats() troupe.Stats {
 	st := h.s.mb.Stats()
 	out := troupe.Stats{Name: h.s.Name(), Capacity: st.Capacity, Used: st.Used, Queued: st.Queued, Waiting: st.Waiting}
-	if h.detail != nil {
-		out.Detail = h.detail()
+	if d, ok := h.s.beh.(Detailer); ok {
+		out.Detail = d.Detail()
 	}
 	return out
 }

@@ -3,13 +3,20 @@
 // Retry stages.
 package dheap
 
-// Heap orders items by Less; SetIndex is told every item's new place (-1
-// once it leaves). The zero Heap is not usable: set both functions. It is
-// not safe for concurrent use: its owner guards it.
-type Heap[T any] struct {
-	Less     func(a, b T) bool
-	SetIndex func(x T, i int)
-	items    []T
+// Item is what a Heap holds: it orders itself against another item, and is
+// told its place in the heap.
+type Item[T any] interface {
+	// Less reports whether the item comes before o.
+	Less(o T) bool
+	// SetIndex is told the item's new place (-1 once it leaves).
+	SetIndex(i int)
+}
+
+// Heap orders its items by their Less. The zero Heap is empty and ready to
+// use. It is not safe for concurrent use: its owner guards it. It holds
+// no functions of its own, so an idle owner pays only the slice.
+type Heap[T Item[T]] struct {
+	items []T
 }
 
 // Len is the number of items.
@@ -22,7 +29,7 @@ func (h *Heap[T]) Min() T { return h.items[0] }
 func (h *Heap[T]) Push(x T) {
 	h.items = append(h.items, x)
 	i := len(h.items) - 1
-	h.SetIndex(x, i)
+	x.SetIndex(i)
 	h.up(i)
 }
 
@@ -32,7 +39,7 @@ func (h *Heap[T]) Remove(i int) T {
 	last := len(h.items) - 1
 	if i != last {
 		h.items[i] = h.items[last]
-		h.SetIndex(h.items[i], i)
+		h.items[i].SetIndex(i)
 	}
 	var zero T
 	h.items[last] = zero
@@ -40,14 +47,14 @@ func (h *Heap[T]) Remove(i int) T {
 	if i != last && !h.down(i) {
 		h.up(i)
 	}
-	h.SetIndex(x, -1)
+	x.SetIndex(-1)
 	return x
 }
 
 // Clear empties the heap, telling every item it left.
 func (h *Heap[T]) Clear() {
 	for _, x := range h.items {
-		h.SetIndex(x, -1)
+		x.SetIndex(-1)
 	}
 	clear(h.items)
 	h.items = h.items[:0]
@@ -55,14 +62,14 @@ func (h *Heap[T]) Clear() {
 
 func (h *Heap[T]) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.SetIndex(h.items[i], i)
-	h.SetIndex(h.items[j], j)
+	h.items[i].SetIndex(i)
+	h.items[j].SetIndex(j)
 }
 
 func (h *Heap[T]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.Less(h.items[i], h.items[p]) {
+		if !h.items[i].Less(h.items[p]) {
 			return
 		}
 		h.swap(i, p)
@@ -78,10 +85,10 @@ func (h *Heap[T]) down(i int) bool {
 			break
 		}
 		c := l
-		if r := l + 1; r < len(h.items) && h.Less(h.items[r], h.items[l]) {
+		if r := l + 1; r < len(h.items) && h.items[r].Less(h.items[l]) {
 			c = r
 		}
-		if !h.Less(h.items[c], h.items[i]) {
+		if !h.items[c].Less(h.items[i]) {
 			break
 		}
 		h.swap(i, c)

@@ -10,9 +10,12 @@ import (
 
 type item struct{ v, idx int }
 
+func (x *item) Less(o *item) bool { return x.v < o.v }
+func (x *item) SetIndex(i int)    { x.idx = i }
+
 func TestHeapOrdersAndRemovesAnywhere(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	h := &Heap[*item]{Less: func(a, b *item) bool { return a.v < b.v }, SetIndex: func(x *item, i int) { x.idx = i }}
+	h := &Heap[*item]{}
 	var live []*item
 	for range 2000 {
 		switch r.IntN(3) {

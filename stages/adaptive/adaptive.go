@@ -58,7 +58,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	}
 	b.attach(st, c.max)
 	a := &Adaptive[Req, Res]{b: b}
-	a.Handle = stagekit.NewHandle(st, nil, func() any { return a.Snapshot() })
+	a.Handle = stagekit.NewHandle(st, nil)
 	return a, nil
 }
 
@@ -83,8 +83,12 @@ func (a *Adaptive[Req, Res]) Available() int {
 }
 
 // Snapshot returns the stage's state.
-func (a *Adaptive[Req, Res]) Snapshot() Snapshot {
-	b := a.b
+func (a *Adaptive[Req, Res]) Snapshot() Snapshot { return a.b.snapshot() }
+
+// Detail is the stage's Stats' Detail: a Snapshot (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.snapshot() }
+
+func (b *behavior[Req, Res]) snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := &b.lim

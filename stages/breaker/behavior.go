@@ -204,6 +204,9 @@ func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 }
 
 // snapshot returns the breaker's state now.
+// Detail is the stage's Stats' Detail: a Snapshot (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.snapshot() }
+
 func (b *behavior[Req, Res]) snapshot() Snapshot {
 	now := b.clock.Now()
 	b.mu.Lock()

@@ -54,7 +54,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	b.st, b.rep = st, st.Reporter()
 	b.alarm = st.NewAlarm(delayEnded{})
 	br := &Breaker[Req, Res]{b: b}
-	br.Handle = stagekit.NewHandle(st, nil, func() any { return br.Snapshot() })
+	br.Handle = stagekit.NewHandle(st, nil)
 	return br, nil
 }
 

@@ -28,7 +28,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], capacity i
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
-	return &Buffer[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
+	return &Buffer[Req, Res]{stagekit.NewHandle(st, nil)}, nil
 }
 
 // Layer returns a layer that puts a buffer of the given capacity over the

@@ -67,9 +67,14 @@ type Fallback[Req, Res any] struct {
 }
 
 // Counts returns the stage's counters.
-func (f *Fallback[Req, Res]) Counts() Counts {
-	return Counts{Taken: f.b.taken.Load(), Failed: f.b.failed.Load()}
+func (f *Fallback[Req, Res]) Counts() Counts { return f.b.counts() }
+
+func (b *behavior[Req, Res]) counts() Counts {
+	return Counts{Taken: b.taken.Load(), Failed: b.failed.Load()}
 }
+
+// Detail is the stage's Stats' Detail: its Counts (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.counts() }
 
 // New spawns a fallback stage over inner in host h (nil means the default
 // system) that answers inner's failures with fn. A nil fn or a bad capacity
@@ -89,7 +94,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 	}
 	b.st = st
 	f := &Fallback[Req, Res]{b: b}
-	f.Handle = stagekit.NewHandle(st, nil, func() any { return f.Counts() })
+	f.Handle = stagekit.NewHandle(st, nil)
 	return f, nil
 }
 

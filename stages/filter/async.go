@@ -33,7 +33,7 @@ func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check
 	if err != nil {
 		return nil, fmt.Errorf("asyncfilter: %w", err)
 	}
-	return &AsyncFilter[Req, Res]{Handle: stagekit.NewHandle(st, nil, nil), b: b}, nil
+	return &AsyncFilter[Req, Res]{Handle: stagekit.NewHandle(st, nil), b: b}, nil
 }
 
 // AsyncLayer returns a layer that puts an AsyncFilter with check over the

@@ -49,7 +49,7 @@ func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], pred
 	if err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
 	}
-	return &Filter[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
+	return &Filter[Req, Res]{stagekit.NewHandle(st, nil)}, nil
 }
 
 // Layer returns a layer that puts a Filter with predicate over the service

@@ -59,7 +59,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	b.alarm = st.NewAlarm(tickMsg{})
 	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
 	x := &Hedge[Req, Res]{b: b}
-	x.Handle = stagekit.NewHandle(st, nil, func() any { return x.Counts() })
+	x.Handle = stagekit.NewHandle(st, nil)
 	return x, nil
 }
 
@@ -71,8 +71,12 @@ func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
 }
 
 // Counts returns the stage's counters now.
-func (x *Hedge[Req, Res]) Counts() Counts {
-	b := x.b
+func (x *Hedge[Req, Res]) Counts() Counts { return x.b.counts() }
+
+// Detail is the stage's Stats' Detail: its Counts (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.counts() }
+
+func (b *behavior[Req, Res]) counts() Counts {
 	now := time.Now()
 	c := Counts{Sessions: b.count(), Hedges: b.hedges.Load(), Won: b.won.Load(), Refused: b.refused.Load(), Budget: -1}
 	if b.win != nil {

@@ -30,7 +30,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*L
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)
 	}
-	return &Limit[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
+	return &Limit[Req, Res]{stagekit.NewHandle(st, nil)}, nil
 }
 
 // Layer returns a layer that limits the requests in flight below it to n.

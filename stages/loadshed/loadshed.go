@@ -58,7 +58,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 		return nil, fmt.Errorf("loadshed: %w", err)
 	}
 	l := &LoadShed[Req, Res]{st: st, levels: lv, capacity: capacity}
-	l.Handle = stagekit.NewHandle(st, (*shedInner[Req, Res])(l), nil)
+	l.Handle = stagekit.NewHandle(st, (*shedInner[Req, Res])(l))
 	return l, nil
 }
 

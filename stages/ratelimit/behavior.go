@@ -29,8 +29,7 @@ type behavior[Req, Res any] struct {
 	// every window or spacing interval, never replaced: no timer
 	// is allocated per window or per request. Safe for concurrent use.
 	alarm *stagekit.Alarm
-	clock stagekit.Clock     // made with the stage
-	rep   *stagekit.Reporter // the observer's (nil: none); set by attach
+	clock stagekit.Clock // made with the stage
 
 	mu      sync.Mutex
 	lim     limiter // guarded by mu; changed by the actor only
@@ -53,7 +52,6 @@ func newBehavior[Req, Res any](lim limiter) *behavior[Req, Res] {
 // the stage is spawned and before anyone can send it a request.
 func (b *behavior[Req, Res]) attach(s *stagekit.Stage[Req, Res]) {
 	b.alarm = s.NewAlarm(tick{})
-	b.rep = s.Reporter()
 }
 
 // Request spends a unit for e and forwards it, or keeps it while Limited.
@@ -81,8 +79,8 @@ func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) b
 	was := b.limited
 	b.limited = limited
 	b.mu.Unlock()
-	if was != limited && b.rep != nil {
-		b.changed(limited)
+	if was != limited {
+		reportLimited(s.Reporter(), limited)
 	}
 	if limited {
 		s.Mailbox().SetAdmission(false)
@@ -122,8 +120,8 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	was := b.limited
 	b.limited = limited
 	b.mu.Unlock()
-	if was != limited && b.rep != nil {
-		b.changed(limited)
+	if was != limited {
+		reportLimited(s.Reporter(), limited)
 	}
 	if limited { // the last kept request spent the last unit, or a stale tick
 		b.alarm.Set(until)
@@ -133,13 +131,13 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	s.PauseRequests(false)
 }
 
-// changed tells the observer that the stage went Limited, or ready again
-// (EventStateChanged, on the actor). A panic in it is logged: the calls
-// go on.
-func (b *behavior[Req, Res]) changed(limited bool) { reportLimited(b.rep, limited) }
-
-// reportLimited tells rep that a stage went Limited, or ready again.
+// reportLimited tells the stage's observer, rep (nil: none), that the
+// stage went Limited, or ready again (EventStateChanged, on the actor). A
+// panic in it is logged: the calls go on.
 func reportLimited(rep *stagekit.Reporter, limited bool) {
+	if rep == nil {
+		return
+	}
 	ev := troupe.Event{Type: troupe.EventStateChanged, From: "ready", To: "limited"}
 	if !limited {
 		ev.From, ev.To = ev.To, ev.From
@@ -180,6 +178,9 @@ func (b *behavior[Req, Res]) snapshot(now time.Time) Snapshot {
 	s.Limited = b.limited
 	return s
 }
+
+// Detail is the stage's Stats' Detail: a Snapshot (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.snapshot(time.Now()) }
 
 func (b *behavior[Req, Res]) isLimited() bool {
 	b.mu.Lock()

@@ -65,7 +65,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 	}
 	b.attach(st)
 	rl := &RateLimit[Req, Res]{b: b, rate: r}
-	rl.Handle = stagekit.NewHandle(st, nil, func() any { return rl.Snapshot() })
+	rl.Handle = stagekit.NewHandle(st, nil)
 	return rl, nil
 }
 
@@ -78,7 +78,7 @@ func newRemote[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Ra
 	}
 	b.attach(st)
 	rl := &RateLimit[Req, Res]{rb: b, rate: r}
-	rl.Handle = stagekit.NewHandle(st, nil, func() any { return rl.Snapshot() })
+	rl.Handle = stagekit.NewHandle(st, nil)
 	return rl, nil
 }
 

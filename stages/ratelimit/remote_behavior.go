@@ -224,6 +224,9 @@ func (b *remoteBehavior[Req, Res]) snapshot() Snapshot {
 	return s
 }
 
+// Detail is the stage's Stats' Detail: a Snapshot (stagekit.Detailer).
+func (b *remoteBehavior[Req, Res]) Detail() any { return b.snapshot() }
+
 func (b *remoteBehavior[Req, Res]) isLimited() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -70,9 +70,14 @@ type Counters struct {
 func (r *Reconnect[Req, Res]) State() State { return State(r.b.state.Load()) }
 
 // Counters returns the counters.
-func (r *Reconnect[Req, Res]) Counters() Counters {
-	return Counters{Connects: r.b.connects.Load(), Failures: r.b.failures.Load(), Restarts: r.b.restarts.Load()}
+func (r *Reconnect[Req, Res]) Counters() Counters { return r.b.counters() }
+
+func (b *behavior[Req, Res]) counters() Counters {
+	return Counters{Connects: b.connects.Load(), Failures: b.failures.Load(), Restarts: b.restarts.Load()}
 }
+
+// Detail is the stage's Stats' Detail: its Counters (stagekit.Detailer).
+func (b *behavior[Req, Res]) Detail() any { return b.counters() }
 
 // Close closes the stage. No connection is made from then on: a dial in
 // progress is cancelled (its context ends) and every request waiting for a
@@ -176,6 +181,6 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 		return nil, fmt.Errorf("reconnect: spawn: %w", err)
 	}
 	r := &Reconnect[Req, Res]{st: st, b: b, c: c}
-	r.Handle = stagekit.NewHandle(st, nil, func() any { return r.Counters() })
+	r.Handle = stagekit.NewHandle(st, nil)
 	return r, nil
 }

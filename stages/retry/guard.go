@@ -28,12 +28,10 @@ func newNames(stage string) *names {
 // embeds Attempts: the policy runs user functions of its own, which the
 // stage has it guard, and it has a configuration to check.
 type attemptsPolicy interface {
-	// bind gives a session's copy the names of its functions; from then on
-	// a panic in Retryable or Backoff is Retry's outcome, and one in Copy
-	// is kept for fault.
-	bind(n *names)
-	// fault takes the panic of Copy in the last CloneRequest, if any.
-	fault() error
+	// bind has a session's copy run its functions under guard: from then
+	// on a panic in Retryable or Backoff is Retry's outcome, and one in
+	// Copy is left in *fault for the session to take.
+	bind(fault *error)
 	// check reports a bad configuration.
 	check() error
 }
@@ -50,10 +48,9 @@ func checkPolicy[Req, Res, T any, P policyPtr[Req, Res, T]](proto *T) (bind bool
 
 // bindPolicy binds the session's own policy copy, when it needs it.
 func (ss *session[Req, Res, T, P]) bindPolicy() {
-	ss.ap = nil
+	ss.fault = nil
 	if ss.b.bind {
-		ss.ap = any(P(&ss.pol)).(attemptsPolicy)
-		ss.ap.bind(retryNames)
+		any(P(&ss.pol)).(attemptsPolicy).bind(&ss.fault)
 	}
 }
 
@@ -64,13 +61,21 @@ func (ss *session[Req, Res, T, P]) clone(req *Req) (c Req, again bool, err error
 		// An Attempts, bound: its CloneRequest runs Copy under guard
 		// itself, and has no code of the user's besides.
 		c, again = P(&ss.pol).CloneRequest(req)
-		return c, again, ss.ap.fault()
+		return c, again, ss.takeFault()
 	}
 	err = stagekit.Guard(retryNames.clone, func() { c, again = P(&ss.pol).CloneRequest(req) })
-	if err == nil && ss.ap != nil {
-		err = ss.ap.fault()
+	if err == nil {
+		err = ss.takeFault()
 	}
 	return c, again, err
+}
+
+// takeFault takes the panic of Attempts' Copy in the last CloneRequest of
+// the session's bound policy, if any.
+func (ss *session[Req, Res, T, P]) takeFault() error {
+	err := ss.fault
+	ss.fault = nil
+	return err
 }
 
 // judge runs the policy's Retry under guard on the attempt's outcome in

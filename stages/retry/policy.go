@@ -85,9 +85,8 @@ type Attempts[Req, Res any] struct {
 	// Return false for a request that cannot be sent twice.
 	Copy func(Req) (Req, bool)
 
-	retries  int    // this session's retries so far
-	names    *names // set by the stage for each session: its functions run under guard
-	panicked error  // a panic in Copy, for the stage to take (fault)
+	retries int    // this session's retries so far
+	fault   *error // set by the stage for each session (bind): its functions run under guard, and a panic in Copy is left here
 }
 
 // Retry implements Policy.
@@ -120,13 +119,13 @@ func (a *Attempts[Req, Res]) CloneRequest(req *Req) (Req, bool) {
 	if a.Copy == nil {
 		return *req, true
 	}
-	if a.names == nil {
+	if a.fault == nil {
 		return a.Copy(*req)
 	}
 	var c Req
 	var ok bool
-	if err := stagekit.Guard(a.names.copy, func() { c, ok = a.Copy(*req) }); err != nil {
-		a.panicked = err
+	if err := stagekit.Guard(retryNames.copy, func() { c, ok = a.Copy(*req) }); err != nil {
+		*a.fault = err
 		var zero Req
 		return zero, false
 	}
@@ -137,17 +136,17 @@ func (a *Attempts[Req, Res]) retryable(res Res, err error) (bool, error) {
 	switch {
 	case a.Retryable == nil:
 		return err != nil, nil
-	case a.names == nil:
+	case a.fault == nil:
 		return a.Retryable(res, err), nil
 	}
-	return stagekit.Guard1(a.names.retryable, func() (bool, error) { return a.Retryable(res, err), nil })
+	return stagekit.Guard1(retryNames.retryable, func() (bool, error) { return a.Retryable(res, err), nil })
 }
 
 func (a *Attempts[Req, Res]) delay() (time.Duration, error) {
-	if a.names == nil {
+	if a.fault == nil {
 		return a.Backoff.Delay(a.retries), nil
 	}
-	return stagekit.Guard1(a.names.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
+	return stagekit.Guard1(retryNames.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
 }
 
 // stop ends a session with the panic of one of Attempts' functions.
@@ -157,15 +156,9 @@ func stop[Res any](res *Res, err *error, perr error) (Wait, bool) {
 	return Wait{}, false
 }
 
-// bind, fault and check make Attempts (and every type that embeds it) an
+// bind and check make Attempts (and every type that embeds it) an
 // attemptsPolicy.
-func (a *Attempts[Req, Res]) bind(n *names) { a.names, a.panicked = n, nil }
-
-func (a *Attempts[Req, Res]) fault() error {
-	err := a.panicked
-	a.panicked = nil
-	return err
-}
+func (a *Attempts[Req, Res]) bind(fault *error) { a.fault = fault }
 
 func (a *Attempts[Req, Res]) check() error {
 	if a.Max < 0 {

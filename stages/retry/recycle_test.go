@@ -47,8 +47,9 @@ func TestRT1_EveryEndOfASessionGivesItsReferencesBack(t *testing.T) {
 				r, err := New(troupetest.NewSystem(t), fn, Attempts[int, int]{Max: 2})
 				require.NoError(t, err)
 				var made atomic.Int32
-				mk := r.sessions.New
-				r.sessions.New = func() any { made.Add(1); return mk() }
+				p := r.b.pool()
+				mk := p.New
+				p.New = func() any { made.Add(1); return mk() }
 				for i := range n {
 					attempts.Store(0)
 					got := <-troupetest.Go(context.Background(), r, i)

@@ -15,8 +15,14 @@ import (
 // It is safe for concurrent use.
 type Retry[Req, Res any] struct {
 	stagekit.Handle[Req, Res]
-	stats    func() Sessions
-	sessions *sync.Pool // the behavior's sessions (a test counts those it makes)
+	b counted // the behavior, whatever its policy type
+}
+
+// counted is the behavior seen from its stage type, which has no policy
+// type parameter.
+type counted interface {
+	snapshot() Sessions
+	pool() *sync.Pool // the sessions (a test counts those it makes)
 }
 
 // Sessions is a snapshot of a retry stage's sessions (its Stats' Detail).
@@ -29,7 +35,7 @@ type Sessions struct {
 }
 
 // Sessions returns the current counts.
-func (r *Retry[Req, Res]) Sessions() Sessions { return r.stats() }
+func (r *Retry[Req, Res]) Sessions() Sessions { return r.b.snapshot() }
 
 // Option configures a Retry.
 //
@@ -85,8 +91,6 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 		ss.orig.ss = ss
 		return ss
 	}
-	b.waits.Less = func(x, y *session[Req, Res, T, P]) bool { return x.due.Before(y.due) }
-	b.waits.SetIndex = func(ss *session[Req, Res, T, P], i int) { ss.idx = i }
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("retry: spawn: %w", err)
@@ -94,9 +98,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})
 	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
-	r := &Retry[Req, Res]{stats: b.snapshot, sessions: &b.sessions}
-	r.Handle = stagekit.NewHandle(st, nil, func() any { return r.Sessions() })
-	return r, nil
+	return &Retry[Req, Res]{Handle: stagekit.NewHandle(st, nil), b: b}, nil
 }
 
 // Layer returns a layer that retries requests to the service inside it
@@ -145,6 +147,11 @@ func (b *behavior[Req, Res, T, P]) count() int {
 	defer b.mu.Unlock()
 	return b.live.n
 }
+
+func (b *behavior[Req, Res, T, P]) pool() *sync.Pool { return &b.sessions }
+
+// Detail is the stage's Stats' Detail: its Sessions (stagekit.Detailer).
+func (b *behavior[Req, Res, T, P]) Detail() any { return b.snapshot() }
 
 func (b *behavior[Req, Res, T, P]) snapshot() Sessions {
 	b.mu.Lock()

@@ -27,7 +27,7 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	ctx    context.Context              // the request's context as the stage got it (below, the request's changes)
 	origin stagekit.Origin[Req, Res]    // the later attempts are made from it
 	pol    T                            // this session's copy of the policy
-	ap     attemptsPolicy               // pol as an Attempts, when bound; nil otherwise
+	fault  error                        // a panic of pol's Copy when bound (an Attempts), until taken (takeFault)
 	req    Req                          // the copy for the next attempt
 	again  bool                         // req is a copy: the outcome goes to the policy
 	res    Res                          // the attempt's outcome, while the policy judges it:
@@ -54,6 +54,13 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 
 // start readies a pooled session for request e (actor). No policy method
 // runs yet: the session's own copy of the policy comes first.
+// Less orders the sessions that wait for a time by the end of their wait
+// (dheap.Item; actor).
+func (ss *session[Req, Res, T, P]) Less(o *session[Req, Res, T, P]) bool { return ss.due.Before(o.due) }
+
+// SetIndex records the session's place in the waits (dheap.Item; actor).
+func (ss *session[Req, Res, T, P]) SetIndex(i int) { ss.idx = i }
+
 func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T) {
 	ss.gen++
 	ss.parent, ss.ctx, ss.origin = e, e.Ctx, e.Origin()
@@ -197,7 +204,7 @@ func (ss *session[Req, Res, T, P]) unref() {
 	var zeroT T
 	var zeroReq Req
 	ss.ride.Release()
-	ss.parent, ss.pol, ss.ap, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
+	ss.parent, ss.pol, ss.fault, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
 	ss.ctx, ss.origin = nil, stagekit.Origin[Req, Res]{}
 	ss.b.sessions.Put(ss)
 }

@@ -44,7 +44,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("spawnready: %w", err)
 	}
-	return &SpawnReady[Req, Res]{stagekit.NewHandle(st, nil, nil)}, nil
+	return &SpawnReady[Req, Res]{stagekit.NewHandle(st, nil)}, nil
 }
 
 // Layer returns a layer that puts a SpawnReady over the service inside it.

@@ -68,4 +68,9 @@ func (w *workEnd[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit
 
 // Abandoned reports how many calls were answered (at their deadline, or
 // when the stage closed) while their work still runs, in Abandon mode.
-func (t *Timeout[Req, Res]) Abandoned() int { return int(t.b.abandoned.Load()) }
+func (t *Timeout[Req, Res]) Abandoned() int {
+	if t.b.abandoned == nil {
+		return 0
+	}
+	return int(t.b.abandoned.Load())
+}

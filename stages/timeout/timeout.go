@@ -49,7 +49,10 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	}
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
-	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: stagekit.NewClock(), abandon: o.abandon}
+	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: stagekit.NewClock()}
+	if o.abandon {
+		b.abandoned = new(atomic.Int64)
+	}
 	st, err := stagekit.Spawn[Req, Res](h, o.cfg, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("timeout: %w", err)
@@ -57,7 +60,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	b.alarm = st.NewAlarm(expireMsg{})
 	b.st = st
 	t := &Timeout[Req, Res]{b: b}
-	t.Handle = stagekit.NewHandle(st, nil, nil)
+	t.Handle = stagekit.NewHandle(st, nil)
 	return t, nil
 }
 
@@ -90,8 +93,10 @@ type behavior[Req, Res any] struct {
 	alarm *stagekit.Alarm
 	st    *stagekit.Stage[Req, Res]
 
-	abandon   bool         // Abandon mode; never changed
-	abandoned atomic.Int64 // calls answered whose work still runs (see abandoning)
+	// In Abandon mode (nil: not), the calls answered whose work still
+	// runs (see abandoning); the pointer is never changed. Out of line, so
+	// that the behaviour of a stage without it stays in its size class.
+	abandoned *atomic.Int64
 
 	// The calls in flight, by deadline; guarded by mu. Every call sent to
 	// the stage gets the same timeout, so a call sent later never has an
@@ -111,7 +116,7 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 	}
 	ctx := &callCtx{Context: e.Ctx}
 	f.Aux = ctx
-	if b.abandon {
+	if b.abandoned != nil {
 		if err := b.watchWork(e, ctx); err != nil {
 			return err
 		}
@@ -206,7 +211,7 @@ func (b *behavior[Req, Res]) timedOut(ctx context.Context) error {
 func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err, cause error) {
 	ctx := f.Aux.(*callCtx)
 	e := f.Envelope()
-	if b.abandon {
+	if b.abandoned != nil {
 		b.abandoning(ctx)
 	}
 	var zero Res
@@ -220,7 +225,7 @@ func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err, cause erro
 func (b *behavior[Req, Res]) Idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.calls.Len() == 0 && b.abandoned.Load() == 0
+	return b.calls.Len() == 0 && (b.abandoned == nil || b.abandoned.Load() == 0)
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
