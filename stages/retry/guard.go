@@ -2,26 +2,19 @@ package retry
 
 import "github.com/troupe-go/troupe/actors/stagekit"
 
-// names are the Where of the *troupe.PanicError that a panic in a policy's
-// code becomes: the stage's name and the function's. They are made once,
-// shared by every stage of the package's name (retryNames), so that
-// guarding costs no allocation per call and no bytes per stage.
-type names struct {
+// retryNames are the Where of the *troupe.PanicError that a panic in a
+// policy's code becomes: the stage's kind and the function's. Constants
+// shared by every Retry stage, so that guarding costs no allocation per
+// call and no bytes per stage.
+var retryNames = struct {
 	retry, clone             string // the Policy's methods
 	retryable, backoff, copy string // Attempts' functions
-}
-
-// retryNames are the names of every Retry stage's policy functions.
-var retryNames = newNames("retry")
-
-func newNames(stage string) *names {
-	return &names{
-		retry:     stage + ": Policy.Retry",
-		clone:     stage + ": Policy.CloneRequest",
-		retryable: stage + ": Attempts.Retryable",
-		backoff:   stage + ": Attempts.Backoff",
-		copy:      stage + ": Attempts.Copy",
-	}
+}{
+	retry:     "retry: Policy.Retry",
+	clone:     "retry: Policy.CloneRequest",
+	retryable: "retry: Attempts.Retryable",
+	backoff:   "retry: Attempts.Backoff",
+	copy:      "retry: Attempts.Copy",
 }
 
 // attemptsPolicy is implemented by *Attempts and by every policy that
@@ -48,7 +41,6 @@ func checkPolicy[Req, Res, T any, P policyPtr[Req, Res, T]](proto *T) (bind bool
 
 // bindPolicy binds the session's own policy copy, when it needs it.
 func (ss *session[Req, Res, T, P]) bindPolicy() {
-	ss.fault = nil
 	if ss.b.bind {
 		any(P(&ss.pol)).(attemptsPolicy).bind(&ss.fault)
 	}
