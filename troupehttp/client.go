@@ -68,7 +68,11 @@ func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = 
 //
 // Response body ownership: a response the leaf returns belongs to whoever
 // receives the outcome; at the top of the stack that is the caller, who
-// must close its body, as with http.Client.Do. A stage that drops an
+// must close its body, as with http.Client.Do. The body is read after the
+// call has returned, through any stack, with the context the request was
+// sent with: the stages no longer end it once the response is delivered,
+// and only the caller's own context bounds the read (a Timeout bounds the
+// wait for the response's headers, not the body). A stage that drops an
 // outcome owns what it drops: Retry drops the responses of retried
 // attempts, and RetryPolicy retries only held responses, which need no
 // closing (closing a held body is harmless and does nothing: close every

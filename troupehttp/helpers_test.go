@@ -47,14 +47,19 @@ func newScripted(t *testing.T, codes ...int) *scripted {
 	t.Helper()
 	s := &scripted{codes: codes}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
-	}
+	countConns(s.Server, &s.conns)
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// countConns makes the unstarted srv count the connections it accepts in n.
+func countConns(srv *httptest.Server, n *atomic.Int64) {
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			n.Add(1)
+		}
+	}
 }
 
 func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {

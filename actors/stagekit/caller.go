@@ -53,12 +53,15 @@ type callState[Req, Res any] struct {
 	// for it, or the stage-made context it runs with as it is (see
 	// WorkStopper). Guarded by mu.
 	leafCtx WorkStopper
+	// What to run once the leaf work the caller runs now returns (see
+	// WhenLeafReturns); guarded by mu.
+	onFree func()
 }
 
 func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
-	c.target, c.entry, c.held = nil, nil, nil
+	c.target, c.entry, c.held, c.onFree = nil, nil, nil, nil
 	if c.heldN.Load() != 0 {
 		c.heldN.Store(0)
 	}
@@ -101,7 +104,14 @@ func (c *callState[Req, Res]) unlockPoke(wake bool) {
 // outcome to the waiting caller.
 type deliver[Req, Res any] struct{}
 
-func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+// A caller whose context ended before its outcome came gets the context's
+// error, whatever the outcome (a success of work that ignored its context,
+// a fallback's value, a hedge's result): the outcome came too late.
+func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if cerr := f.ctx.Err(); cerr != nil && (err == nil || !errors.Is(err, cerr)) {
+		var zero Res
+		res, err = zero, cerr
+	}
 	c := e.call
 	c.mu.Lock()
 	c.done, c.res, c.err = true, res, err
@@ -117,6 +127,24 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res
 		wc.StopWork(err)
 	}
 	return res, err, false
+}
+
+// leafReturned records that the leaf work the caller ran with wc (nil: a
+// stage's context, see WorkStopper) returned its outcome: from now on that
+// outcome is no longer another's to stop (deliver), and wc settles, so
+// that only the caller's context ends it while the outcome is in use.
+func (c *callState[Req, Res]) leafReturned(wc *workCtx) {
+	c.mu.Lock()
+	c.leafCtx = nil
+	free := c.onFree
+	c.onFree = nil
+	c.mu.Unlock()
+	if wc != nil {
+		wc.Settle()
+	}
+	if free != nil {
+		free()
+	}
 }
 
 // rootPool makes root envelopes, each with its caller's side.
@@ -141,7 +169,7 @@ func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *En
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req
 	e.refs = 2 // a pooled envelope is ours alone: no fence (see Envelope.refs)
-	e.frames[0].hook, e.frames[0].env = deliver[Req, Res]{}, e
+	e.frames[0].hook, e.frames[0].env, e.frames[0].ctx = deliver[Req, Res]{}, e, ctx
 	e.depth = 1
 	return e
 }
@@ -199,6 +227,33 @@ func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
 		w.next = nil
 	}
 	return w
+}
+
+// WhenLeafReturns arranges for f to run once the leaf work that the caller
+// of e's request runs on its own goroutine right now returns, and reports
+// true; when the caller runs none (or e's work runs on a goroutine of its
+// own, see Detach), it reports false and f is not called. A
+// stage that sends another attempt of a request calls it first (Retry), so
+// that an attempt is not sent, with its deadline running, while the caller
+// is still busy in the work of an earlier one that ignored its context. f
+// runs on the caller's goroutine, as the work returns: it must not block.
+// Safe from any goroutine.
+func (e *Envelope[Req, Res]) WhenLeafReturns(f func()) bool {
+	if e.detached {
+		return false
+	}
+	c := e.root.call
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leafCtx == nil {
+		return false
+	}
+	if prev := c.onFree; prev != nil {
+		next := f
+		f = func() { prev(); next() }
+	}
+	c.onFree = f
+	return true
 }
 
 // ErrCallerGone is the outcome of work handed to a caller that already has

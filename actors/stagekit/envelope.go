@@ -28,6 +28,10 @@ var ErrTooDeep = errors.New("actors: too many response-path stages for one reque
 // block. A Hook is usually the stage itself, shared by all its frames.
 //
 // Complete runs on whichever goroutine produced the outcome, for many requests at once: a Hook shared by a stage's frames must be safe for concurrent use.
+//
+// The envelope's Ctx belongs to its path holder, and may be a context a
+// stage below made for the work (a Timeout's, a hedge attempt's): a hook
+// reads the context its own stage was given from its frame (f.Context).
 type Hook[Req, Res any] interface {
 	Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (out Res, outErr error, kept bool)
 }
@@ -42,6 +46,7 @@ type Frame[Req, Res any] struct {
 	done atomic.Bool         // set by whoever completes the frame, once
 	pos  int                 // index in its envelope, set by Push
 	env  *Envelope[Req, Res] // its envelope, set by Push
+	ctx  context.Context     // the envelope's Ctx when the frame was pushed, set by Push
 	// For the pushing stage.
 	Deadline time.Time
 	Aux      any
@@ -109,10 +114,16 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 		return nil, ErrTooDeep
 	}
 	f := &e.frames[e.depth]
-	f.hook, f.pos, f.env = h, e.depth, e
+	f.hook, f.pos, f.env, f.ctx = h, e.depth, e, e.Ctx
 	e.depth++
 	return f, nil
 }
+
+// Context returns the context the request had when f was pushed: the one
+// the frame's stage was given, never one a stage below made for the work.
+// A hook reads it rather than the envelope's Ctx: outcomes carry no
+// context upward.
+func (f *Frame[Req, Res]) Context() context.Context { return f.ctx }
 
 // Pos returns f's index in its envelope, for CompleteAt.
 func (f *Frame[Req, Res]) Pos() int { return f.pos }

@@ -36,13 +36,16 @@ func dropLeaf[Req, Res any](l Leaf[Req, Res]) {
 //
 // wc is the work's context, made by workCtx on the caller's goroutine.
 func (e *Envelope[Req, Res]) runLeaf(wc *workCtx) {
+	c := e.root.call
 	if !e.forcible {
-		e.Answer(e.callLeaf(wc))
+		res, err := e.callLeaf(wc)
+		c.leafReturned(wc)
+		e.Answer(res, err)
 		return
 	}
-	c := e.root.call
 	c.running.Add(1)
 	res, err := e.callLeaf(wc)
+	c.leafReturned(wc)
 	c.workEnded()
 	e.Answer(res, err)
 }
@@ -51,7 +54,11 @@ func (e *Envelope[Req, Res]) runLeaf(wc *workCtx) {
 // The work has ended once it returns, whatever became of its outcome: the
 // slots kept for it are freed before e is answered.
 func (e *Envelope[Req, Res]) runDetached() {
-	res, err := e.callLeaf(e.workCtx(nil))
+	wc := e.workCtx(nil)
+	res, err := e.callLeaf(wc)
+	if wc != nil {
+		wc.Settle()
+	}
 	e.root.call.workEnded() // e's path still holds the root
 	e.Answer(res, err)
 }
@@ -63,14 +70,15 @@ func (e *Envelope[Req, Res]) runDetached() {
 // an allocation less per call.
 //
 // StopWork is called at most once per call: when the call's outcome is
-// delivered while its caller runs leaf work with this context, whether a
-// stage answered it meanwhile (it timed out, it closed) or the work's own
-// outcome is delivered as it returns (most calls). From then on the
-// context must report itself done, with context.DeadlineExceeded if
-// outcome is a deadline's (errors.Is) and context.Canceled otherwise,
-// unless it already was. It runs on whichever goroutine delivers the
-// outcome: it must be safe for concurrent use, must not block, and should
-// not allocate.
+// delivered from elsewhere while its caller still runs leaf work with this
+// context (a stage answered it meanwhile: it timed out, it closed, a hedge
+// won), never for the work's own outcome, which may still be in use after
+// the call (a response body). From then on the context must report itself
+// done, with context.DeadlineExceeded if outcome is a deadline's
+// (errors.Is) and context.Canceled otherwise, unless it already was. It
+// runs on whichever goroutine delivers the outcome: it must be safe for
+// concurrent use, must not block, and should not allocate. CtxCore
+// implements it.
 type WorkStopper interface {
 	context.Context
 	StopWork(outcome error)
@@ -122,7 +130,6 @@ func (e *Envelope[Req, Res]) callLeaf(wc *workCtx) (Res, error) {
 		res, err = safeRun(l, ctx, e.Req)
 	}
 	if wc != nil {
-		wc.release()
 		if err != nil && wc.closed != nil && wc.closed.ctx.Err() != nil && errors.Is(err, context.Canceled) && e.Ctx.Err() == nil {
 			err = wc.Err() // the work stopped because it was abandoned
 		}

@@ -2,6 +2,7 @@ package stagekit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
@@ -74,7 +75,8 @@ type observing[Req, Res any] Stage[Req, Res]
 
 // Complete reports EventFinished for an accepted request (Aux holds the
 // context it was accepted with; nil for one refused at the door), with the
-// time since it was accepted (Deadline). A panic in the observer joins the
+// time since it was accepted (Deadline): an outcome that came after that
+// context ended is reported canceled. A panic in the observer joins the
 // outcome.
 func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	ctx, _ := f.Aux.(context.Context)
@@ -82,7 +84,11 @@ func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res]
 		return res, err, false
 	}
 	r := o.obs
-	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcomeOf(err), Latency: r.clock.Now().Sub(f.Deadline), Err: err, Context: ctx}
+	outcome := outcomeOf(err)
+	if cerr := ctx.Err(); cerr != nil && (err == nil || !errors.Is(err, cerr)) {
+		outcome = troupe.OutcomeCanceled // it came after its caller (or the stage outside) gave up: discarded
+	}
+	ev := troupe.Event{Type: troupe.EventFinished, Outcome: outcome, Latency: r.clock.Now().Sub(f.Deadline), Err: err, Context: ctx}
 	if perr := r.Report(ev); perr != nil {
 		err = JoinPanic(perr, err)
 	}

@@ -135,7 +135,8 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	if err == nil || e.Delivered() {
 		return res, err, false
 	}
-	accepted, perr := b.accepts(e, err)
+	ctx := f.Context() // the caller's, as the stage got it: not one a stage inside made for the work
+	accepted, perr := b.accepts(ctx, err)
 	if perr != nil {
 		return res, b.fail(perr, err), false
 	}
@@ -143,21 +144,21 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		return res, err, false
 	}
 	if r := b.st.Reporter(); r != nil {
-		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err, Context: e.Ctx}); perr != nil {
+		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err, Context: ctx}); perr != nil {
 			return res, stagekit.JoinPanic(perr, err), false // the observer panicked: no fallback
 		}
 	}
 	b.taken.Add(1)
 	r := &run[Req, Res]{b: b, parent: e, pos: f.Pos(), orig: err} // failures only: not pooled
 	e.Ref()                                                       // until the fallback's outcome goes on
-	stagekit.NewChild(b.children, e, e.Ctx, e.Req, r).HandToCaller(r)
+	stagekit.NewChild(b.children, e, ctx, e.Req, r).HandToCaller(r)
 	return res, err, true
 }
 
 // accepts runs When (or the default) under stagekit.Guard.
-func (b *behavior[Req, Res]) accepts(e *stagekit.Envelope[Req, Res], err error) (bool, error) {
+func (b *behavior[Req, Res]) accepts(ctx context.Context, err error) (bool, error) {
 	if b.when == nil {
-		return e.Ctx.Err() == nil, nil // every error, unless the call's context ended
+		return ctx.Err() == nil, nil // every error, unless the caller gave up
 	}
 	return stagekit.Guard1("fallback: When", func() (bool, error) { return b.when(err), nil })
 }

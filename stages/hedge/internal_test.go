@@ -55,8 +55,13 @@ func scaled(ds []time.Duration) []time.Duration {
 	return out
 }
 
-// spec: H1
-func TestH1_AttemptContextCancelReleaseAndDerivedContexts(t *testing.T) {
+// A lost attempt's context is cancelled, and a context derived from it
+// follows at once, through AfterFunc (no goroutine); a won attempt's is
+// settled: the stage's cancel no longer counts, and its channel, asked for
+// before or after, follows only the request's context.
+//
+// spec: H1, EG13
+func TestAttemptContextsLostCancelledWonFollowTheRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		parent, cancelParent := context.WithCancel(context.Background())
 		type key struct{}
@@ -69,32 +74,25 @@ func TestH1_AttemptContextCancelReleaseAndDerivedContexts(t *testing.T) {
 		assert.Equal(t, before, runtime.NumGoroutine(), "registered through AfterFunc: no goroutine")
 		assert.Equal(t, "v", lost.Value(key{}))
 		assert.NoError(t, lost.Err())
-		lost.cancel(context.Canceled)
+		lost.lost()
 		assert.ErrorIs(t, lost.Err(), context.Canceled)
 		assert.ErrorIs(t, derived.Err(), context.Canceled, "a derived context follows at once")
 		<-lost.Done()
 
 		won := newAttemptCtx(parent)
 		done := won.Done() // linked to the parent
-		won.release()
-		won.cancel(context.Canceled) // too late: a released context is never cancelled by the stage
+		won.Settle()
+		won.lost() // too late: a settled context is never cancelled by the stage
 		assert.NoError(t, won.Err())
 		late := newAttemptCtx(parent)
-		late.release()
-		followed := late.Done() // asked after release: the parent's own channel
+		late.Settle()
+		followed := late.Done() // asked after it settled
 
-		following := newAttemptCtx(parent)
-		fd := following.Done()
 		cancelParent()
 		synctest.Wait()
-		assert.ErrorIs(t, won.Err(), context.Canceled, "Err still reports the parent's cancellation")
-		select {
-		case <-done:
-			t.Fatal("a released context's channel no longer follows its parent")
-		default:
-		}
+		<-done
 		<-followed
-		<-fd
-		assert.ErrorIs(t, following.Err(), context.Canceled)
+		assert.ErrorIs(t, won.Err(), context.Canceled, "the request's cancellation ends it")
+		assert.ErrorIs(t, late.Err(), context.Canceled)
 	})
 }

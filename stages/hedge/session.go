@@ -208,9 +208,9 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 		switch {
 		case a.ctx == nil:
 		case a == winner:
-			a.ctx.release()
+			a.ctx.Settle()
 		default:
-			a.ctx.cancel(context.Canceled)
+			a.ctx.lost()
 		}
 	}
 	switch {

@@ -24,6 +24,12 @@ type (
 		ss  *session[Req, Res, T, P]
 		gen uint64
 	}
+	// freeMsg: the caller's goroutine returned from the work of an earlier
+	// attempt (Retrying, again).
+	freeMsg[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
+		ss  *session[Req, Res, T, P]
+		gen uint64
+	}
 	// tickMsg: the alarm fired (Waiting -> Retrying for those due).
 	tickMsg struct{}
 	// grantMsg: the inner service granted a unit, or failed.
@@ -41,6 +47,12 @@ func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any)
 		if m.ss.gen == m.gen && m.ss.state.Load() == waiting && m.ss.idx < 0 {
 			b.retrying(m.ss)
 		}
+	case *freeMsg[Req, Res, T, P]:
+		ss := m.ss
+		if ss.gen == m.gen && ss.state.Load() == retrying {
+			b.retrying(ss)
+		}
+		ss.unref() // the registration's (see untilLeafReturns)
 	case *cancelMsg[Req, Res, T, P]:
 		b.cancel(m.ss, m.gen)
 	case tickMsg:
@@ -110,6 +122,12 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 		if ss.parent.Delivered() {
 			var zero Res
 			ss.finish(zero, ErrSessionOver)
+			return
+		}
+		// The caller still runs the work of an earlier attempt (one that
+		// ignored its context past a timeout below): the next attempt goes
+		// once it returns, so that its time starts when it can run.
+		if ss.untilLeafReturns() {
 			return
 		}
 	}

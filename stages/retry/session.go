@@ -45,6 +45,12 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	orig original[Req, Res, T, P]
 	ride stagekit.Ride[Req, Res]
 
+	// The caller's goroutine is busy in an earlier attempt's work: the
+	// message its return posts (untilLeafReturns). onFree is made once per
+	// pooled session; free is set by the actor before registering.
+	free   freeMsg[Req, Res, T, P]
+	onFree func()
+
 	// Actor-owned, while waiting or retrying.
 	due     time.Time
 	idx     int           // place in b.waits, -1 when not there
@@ -207,6 +213,24 @@ func (ss *session[Req, Res, T, P]) unref() {
 	ss.parent, ss.pol, ss.fault, ss.req, ss.unwatch = nil, zeroT, nil, zeroReq, nil
 	ss.ctx, ss.origin = nil, stagekit.Origin[Req, Res]{}
 	ss.b.sessions.Put(ss)
+}
+
+// untilLeafReturns holds the session's next attempt back while the caller
+// still runs the work of an earlier one on its own goroutine (actor): the
+// attempt is sent when that work returns (freeMsg), with its deadline
+// starting then. It reports whether it held it. The registration holds a
+// reference, so that the session is not reused before its message came.
+func (ss *session[Req, Res, T, P]) untilLeafReturns() bool {
+	if ss.onFree == nil {
+		ss.onFree = func() { ss.b.st.PostControl(&ss.free) }
+	}
+	ss.free = freeMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+	ss.refs.Add(1)
+	if ss.parent.WhenLeafReturns(ss.onFree) {
+		return true
+	}
+	ss.refs.Add(-1) // nothing runs: no reference, and the session is live meanwhile
+	return false
 }
 
 // watch answers the session when its request's context ends while it waits

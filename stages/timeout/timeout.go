@@ -114,7 +114,8 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 	if err != nil {
 		return err
 	}
-	ctx := &callCtx{Context: e.Ctx}
+	ctx := new(callCtx)
+	ctx.Init(e.Ctx)
 	f.Aux = ctx
 	if b.abandoned != nil {
 		if err := b.watchWork(e, ctx); err != nil {
@@ -155,7 +156,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	}
 	cc := f.Aux.(*callCtx)
 	if mine {
-		cc.release()
+		cc.Settle() // the work's outcome may still be in use: only the parent ends the context now
 		e.Unref()
 	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
@@ -186,7 +187,7 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 		}
 		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(f, b.timedOut(f.Aux.(*callCtx).Context), context.DeadlineExceeded)
+		b.expire(f, b.timedOut(f.Aux.(*callCtx).Context), &causeDeadline)
 	}
 }
 
@@ -208,7 +209,7 @@ func (b *behavior[Req, Res]) timedOut(ctx context.Context) error {
 // took out of the list (with the list's reference), then tells the work to
 // stop with cause. In that order: the work, told first, could answer with
 // the context's error and claim the frame before err.
-func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err, cause error) {
+func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err error, cause *error) {
 	ctx := f.Aux.(*callCtx)
 	e := f.Envelope()
 	if b.abandoned != nil {
@@ -216,7 +217,7 @@ func (b *behavior[Req, Res]) expire(f *stagekit.Frame[Req, Res], err, cause erro
 	}
 	var zero Res
 	e.CompleteAt(f.Pos(), zero, err)
-	ctx.cancel(cause)
+	ctx.CancelWith(cause)
 	e.Unref()
 }
 
@@ -244,6 +245,6 @@ func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
 		}
 		b.calls.Remove(f)
 		b.mu.Unlock()
-		b.expire(f, err, context.Canceled)
+		b.expire(f, err, &causeCanceled)
 	}
 }
