@@ -132,19 +132,20 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res
 // leafReturned records that the leaf work the caller ran with wc (nil: a
 // stage's context, see WorkStopper) returned its outcome: from now on that
 // outcome is no longer another's to stop (deliver), and wc settles, so
-// that only the caller's context ends it while the outcome is in use.
-func (c *callState[Req, Res]) leafReturned(wc *workCtx) {
+// that only the caller's context ends it while the outcome is in use. It
+// returns what WhenLeafReturns registered meanwhile, for the caller to run
+// once the outcome has gone on (so that a stage told the caller is free
+// sees the slots that work held freed already).
+func (c *callState[Req, Res]) leafReturned(wc *workCtx) (free func()) {
 	c.mu.Lock()
 	c.leafCtx = nil
-	free := c.onFree
+	free = c.onFree
 	c.onFree = nil
 	c.mu.Unlock()
 	if wc != nil {
 		wc.Settle()
 	}
-	if free != nil {
-		free()
-	}
+	return free
 }
 
 // rootPool makes root envelopes, each with its caller's side.

@@ -37,17 +37,19 @@ func dropLeaf[Req, Res any](l Leaf[Req, Res]) {
 // wc is the work's context, made by workCtx on the caller's goroutine.
 func (e *Envelope[Req, Res]) runLeaf(wc *workCtx) {
 	c := e.root.call
-	if !e.forcible {
-		res, err := e.callLeaf(wc)
-		c.leafReturned(wc)
-		e.Answer(res, err)
-		return
+	forcible := e.forcible
+	if forcible {
+		c.running.Add(1)
 	}
-	c.running.Add(1)
 	res, err := e.callLeaf(wc)
-	c.leafReturned(wc)
-	c.workEnded()
+	free := c.leafReturned(wc)
+	if forcible {
+		c.workEnded()
+	}
 	e.Answer(res, err)
+	if free != nil {
+		free()
+	}
 }
 
 // runDetached runs e's leaf work on a goroutine of its own (see Detach).

@@ -1,0 +1,49 @@
+package differential
+
+import (
+	"flag"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"testing/synctest"
+
+	"pgregory.net/rapid"
+)
+
+var sequences = flag.Int("differential.n", 1000, "how many random scripts to run")
+
+// Every caller gets from a random stack what the reference model says
+// it gets, when it says, and the downstream is called as often, by the
+// same callers, at the same times.
+//
+// spec: EG1, EG2, EG3, EG4, EG13, CORE6
+func TestEveryRandomStackAgreesWithTheModel(t *testing.T) {
+	setChecks(t, *sequences)
+	rapid.Check(t, func(rt *rapid.T) {
+		sc := drawScript(rt)
+		want := runModel(sc)
+		var got record
+		var err error
+		synctest.Test(t, func(bt *testing.T) { got, err = runReal(bt, sc) })
+		if err != nil {
+			rt.Fatalf("%v\n%s", err, sc)
+		}
+		if !slices.Equal(got.outs, want.outs) || !slices.Equal(got.rets, want.rets) || !slices.Equal(got.calls, want.calls) {
+			rt.Fatalf("troupe and the model disagree\n%s\ntroupe:\n%s\nmodel:\n%s", sc, got, want)
+		}
+	})
+}
+
+// setChecks makes rapid run n checks, unless -rapid.checks or RAPID_CHECKS
+// says otherwise.
+func setChecks(t *testing.T, n int) {
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if _, ok := os.LookupEnv("RAPID_CHECKS"); ok || explicit {
+		return
+	}
+	if err := flag.Set("rapid.checks", strconv.Itoa(n)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,227 @@
+package differential
+
+import (
+	"strings"
+	"time"
+)
+
+// world is one run of the model: its clock, the script, and what the
+// downstream saw.
+type world struct {
+	sim
+	sc       *script
+	calls    []call      // the downstream's calls, in the order they started
+	attempts map[int]int // per caller: calls so far
+	callers  []*mcaller
+}
+
+// call is one downstream call: whose, which (0 first), and when it started.
+type call struct {
+	id, n int
+	at    time.Duration
+}
+
+// mcaller is a caller and its goroutine: the call's outcome once
+// delivered, and the leaf work it runs meanwhile, one at a time.
+type mcaller struct {
+	w        *world
+	id       int
+	ctx      *mctx
+	answered bool    // the call has its outcome, or the caller gave up
+	out      outcome // what the caller gets
+	retAt    time.Duration
+	returned bool
+	gone     string   // set once answered: work handed from then on is answered with it
+	busy     *running // the leaf work it runs now, or nil
+	work     []*leafWork
+	running  int      // its leaf runs under way, on its goroutine or detached
+	held     []func() // slots kept until running is 0
+	onFree   []func() // what to run when the work it runs returns
+	inLine   func()   // while its request waits in the entry stage's line: leave it
+}
+
+type leafWork struct {
+	r  *mreq
+	k  kont
+	fn func() outcome // not the downstream: a function of troupe's user (a fallback), instant
+}
+
+type running struct {
+	ctx *mctx
+}
+
+// matches reports whether an error of class class matches the context
+// error ctxErr (errors.Is): a timeout is a deadline.
+func matches(class, ctxErr string) bool {
+	for _, part := range strings.Split(class, "/") {
+		if part == ctxErr || ctxErr == "deadline" && part == "timeout" {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver is the root frame: the outcome reaches the caller, unless it
+// gave up; a caller whose context ended first gets that context's error.
+// Leaf work it still runs is told to stop (its outcome came from
+// elsewhere).
+func (c *mcaller) deliver(o outcome) {
+	if c.answered {
+		return
+	}
+	c.answered = true
+	if e := c.ctx.Err(); e != "" && (o.err == "" || !matches(o.err, e)) {
+		o = fail(e)
+	}
+	c.out = o
+	c.gone = "callergone"
+	if c.busy != nil {
+		stop := "canceled"
+		if matches(o.err, "deadline") {
+			stop = "deadline"
+		}
+		c.busy.ctx.cancel(stop)
+	}
+	c.loop()
+}
+
+// loop is the caller's wait: it returns once answered and free, runs the
+// work handed to it, and gives up when its context has ended.
+func (c *mcaller) loop() {
+	if c.busy != nil || c.returned {
+		return
+	}
+	switch {
+	case c.answered:
+		c.ret()
+	case c.ctx.Err() != "":
+		c.giveUp()
+	case len(c.work) > 0:
+		lw := c.work[0]
+		c.work = c.work[1:]
+		c.run(lw)
+	}
+}
+
+// giveUp: the caller's context ended while it waited.
+func (c *mcaller) giveUp() {
+	if c.answered || c.busy != nil {
+		return
+	}
+	c.answered = true
+	c.out = fail(c.ctx.Err())
+	c.gone = c.ctx.Err()
+	if c.inLine != nil {
+		c.inLine()
+		c.inLine = nil
+	}
+	c.ret()
+}
+
+func (c *mcaller) ret() {
+	c.returned = true
+	c.retAt = c.w.now
+	work := c.work
+	c.work = nil
+	for _, lw := range work {
+		lw.k(fail(c.gone))
+	}
+}
+
+// handTo gives leaf work to the caller (the leaf's Send).
+func (c *mcaller) handTo(r *mreq, k kont) {
+	if c.gone != "" {
+		k(fail(c.gone))
+		return
+	}
+	lw := &leafWork{r: r, k: k}
+	if r.detached {
+		c.run(lw)
+		return
+	}
+	c.work = append(c.work, lw)
+	c.loop()
+}
+
+// handFn gives the caller a function of the user's to run on its goroutine
+// (a fallback's), as leaf work that is not the downstream's.
+func (c *mcaller) handFn(r *mreq, fn func() outcome, k kont) {
+	if c.gone != "" {
+		k(fail(c.gone))
+		return
+	}
+	c.work = append(c.work, &leafWork{r: r, k: k, fn: fn})
+	c.loop()
+}
+
+// run runs leaf work: the script says how long it takes, what it returns,
+// and whether it honours its context.
+func (c *mcaller) run(lw *leafWork) {
+	w := c.w
+	ctx := newCtx(lw.r.ctx)
+	run := &running{ctx: ctx}
+	if !lw.r.detached {
+		c.busy = run
+	}
+	c.running++
+	ended := false
+	var ev *event
+	end := func(o outcome) {
+		if ended {
+			return
+		}
+		ended = true
+		w.stop(ev)
+		ctx.settled = true
+		if c.busy == run {
+			c.busy = nil
+		}
+		free := c.onFree
+		c.onFree = nil
+		if c.running--; c.running == 0 {
+			held := c.held
+			c.held = nil
+			for _, f := range held {
+				f()
+			}
+		}
+		lw.k(o)
+		for _, f := range free {
+			f()
+		}
+		c.loop()
+	}
+	if lw.fn != nil {
+		end(lw.fn())
+		return
+	}
+	n := w.attempts[c.id]
+	w.attempts[c.id]++
+	w.calls = append(w.calls, call{id: c.id, n: n, at: w.now})
+	st := w.sc.step(c.id, n)
+	ev = w.after(st.lat, func() { end(st.outcome(c.id, n)) })
+	if !st.stubborn {
+		ctx.onEnd(func() { end(fail(ctx.Err())) })
+	}
+}
+
+// keep frees a slot now, or once the caller's leaf work has ended when an
+// outcome passed it while work still runs (a HoldUntilOutcome stage's
+// frame).
+func (c *mcaller) keep(free func()) {
+	if c.running == 0 {
+		free()
+		return
+	}
+	c.held = append(c.held, free)
+}
+
+// whenFree runs f once the leaf work the caller runs returns, and reports
+// true; false when it runs none.
+func (c *mcaller) whenFree(r *mreq, f func()) bool {
+	if r.detached || c.busy == nil {
+		return false
+	}
+	c.onFree = append(c.onFree, f)
+	return true
+}

@@ -1,0 +1,144 @@
+package differential
+
+import (
+	"container/heap"
+	"time"
+)
+
+// The reference model's clock: an event queue over virtual time. Events
+// run one at a time, in the order of their time and, at one instant, of
+// their scheduling; each runs to completion, and everything it does at
+// that instant happens inside it (the model's stages are plain calls).
+
+type event struct {
+	at   time.Duration
+	seq  int
+	fn   func()
+	dead bool
+	idx  int
+}
+
+type evq []*event
+
+func (q evq) Len() int { return len(q) }
+func (q evq) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q evq) Swap(i, j int)    { q[i], q[j] = q[j], q[i]; q[i].idx, q[j].idx = i, j }
+func (q *evq) Push(x any)      { e := x.(*event); e.idx = len(*q); *q = append(*q, e) }
+func (q *evq) Pop() any        { old := *q; e := old[len(old)-1]; *q = old[:len(old)-1]; return e }
+func (q evq) peek() *event     { return q[0] }
+func (q *evq) remove(e *event) { heap.Remove(q, e.idx) }
+
+type sim struct {
+	now time.Duration
+	seq int
+	q   evq
+}
+
+// at runs fn at time t (never before now).
+func (s *sim) at(t time.Duration, fn func()) *event {
+	s.seq++
+	e := &event{at: max(t, s.now), seq: s.seq, fn: fn}
+	heap.Push(&s.q, e)
+	return e
+}
+
+func (s *sim) after(d time.Duration, fn func()) *event { return s.at(s.now+d, fn) }
+
+// stop cancels an event that has not run.
+func (s *sim) stop(e *event) {
+	if e != nil && !e.dead {
+		e.dead = true
+		s.q.remove(e)
+	}
+}
+
+// run runs the events until none is left, or until limit.
+func (s *sim) run(limit time.Duration) {
+	for s.q.Len() > 0 {
+		e := s.q.peek()
+		if e.at > limit {
+			return
+		}
+		heap.Pop(&s.q)
+		e.dead = true
+		s.now = e.at
+		e.fn()
+	}
+}
+
+// mctx is a context in the model: ended by its parent, or by the stage
+// that made it until it settles.
+type mctx struct {
+	parent  *mctx
+	err     string // the class it ended with, "" while live
+	settled bool
+	subs    []func()
+}
+
+func newCtx(parent *mctx) *mctx {
+	c := &mctx{parent: parent}
+	if parent != nil {
+		if parent.err != "" {
+			c.err = parent.err
+		} else {
+			parent.subs = append(parent.subs, func() { c.end(parent.err) })
+		}
+	}
+	return c
+}
+
+func (c *mctx) Err() string { return c.err }
+
+func (c *mctx) end(err string) {
+	if c.err != "" {
+		return
+	}
+	c.err = err
+	subs := c.subs
+	c.subs = nil
+	for _, f := range subs {
+		f()
+	}
+}
+
+// cancel is the stage that made c ending it: refused once it settled.
+func (c *mctx) cancel(err string) {
+	if !c.settled {
+		c.end(err)
+	}
+}
+
+// onEnd runs f when c ends (at once if it has).
+func (c *mctx) onEnd(f func()) {
+	if c.err != "" {
+		f()
+		return
+	}
+	c.subs = append(c.subs, f)
+}
+
+// outcome is what a call gets: a value, or an error's class.
+type outcome struct {
+	v   int
+	err string // "" for a value
+}
+
+func fail(class string) outcome { return outcome{err: class} }
+
+// kont takes an outcome up the path: each stage wraps the one above its own.
+type kont func(outcome)
+
+// mreq is one request (one attempt) on its way down.
+type mreq struct {
+	c        *mcaller
+	ctx      *mctx
+	id       int
+	detached bool // its leaf work runs on a goroutine of its own
+}
+
+func (r *mreq) with(ctx *mctx) *mreq { n := *r; n.ctx = ctx; return &n }
