@@ -235,3 +235,62 @@ func TestTheWorksContextOutlivesANormalOutcomeThroughEveryStage(t *testing.T) {
 		})
 	}
 }
+
+// A Fallback outside a Timeout in Abandon mode runs its function when the
+// call fails: the function is the caller's work, not the work the Timeout
+// detached below it (it used to be dropped as abandoned work, and the
+// caller got the fallback's failure wrapping ErrCallerGone).
+//
+// spec: EG1, FB1
+func TestAFallbackOutsideAnAbandoningTimeoutRunsItsFunction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		st, err := stages.Stack[int, int]().
+			Fallback(func(_ context.Context, v int, _ error) (int, error) { return -v, nil }).
+			Timeout(time.Second, timeout.Abandon()).
+			Build(sys, actors.Func(func(context.Context, int) (int, error) { return 0, errors.New("down") }))
+		require.NoError(t, err)
+		v, err := troupe.Do(context.Background(), st, 5)
+		require.NoError(t, err)
+		assert.Equal(t, -5, v)
+		require.NoError(t, st.Close(context.Background()))
+	})
+}
+
+// A Limit outside a Hedge counts the original attempt until its work
+// returns, also after a hedge won: with Limit(1), the next caller's call
+// starts when the lost original (which ignores its context) returns, not
+// when the hedge won.
+//
+// spec: H1, C1, EG13
+func TestALimitOutsideAHedgeCountsTheLostOriginalUntilItReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		var calls atomic.Int32
+		var second time.Duration
+		t0 := time.Now()
+		st, err := stages.Stack[int, int]().Limit(1).Hedge(hedge.Delay(100*time.Millisecond), hedge.NoBudget()).
+			Build(sys, actors.Func(func(_ context.Context, v int) (int, error) {
+				switch calls.Add(1) {
+				case 1:
+					time.Sleep(time.Second) // the original, ignoring its context
+				case 3:
+					second = time.Since(t0)
+				}
+				return v, nil
+			}))
+		require.NoError(t, err)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(150 * time.Millisecond) // after the hedge went out
+			_, err := troupe.Do(context.Background(), st, 2)
+			assert.NoError(t, err)
+		}()
+		_, err = troupe.Do(context.Background(), st, 1) // the caller hears when its original returns
+		require.NoError(t, err)
+		<-done
+		assert.Equal(t, time.Second, second, "the second caller's call starts when the lost original returns")
+		require.NoError(t, st.Close(context.Background()))
+	})
+}

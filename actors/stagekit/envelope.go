@@ -43,10 +43,13 @@ type Hook[Req, Res any] interface {
 // A Frame belongs to its envelope: it is not safe for concurrent use, except that completing it is decided by one atomic operation.
 type Frame[Req, Res any] struct {
 	hook Hook[Req, Res]
-	done atomic.Bool         // set by whoever completes the frame, once
-	pos  int                 // index in its envelope, set by Push
-	env  *Envelope[Req, Res] // its envelope, set by Push
-	ctx  context.Context     // the envelope's Ctx when the frame was pushed, set by Push
+	done atomic.Bool // set by whoever completes the frame, once
+	// The envelope's flags when the frame was pushed (see Frame.Origin);
+	// set by Push.
+	detached, forcible, ctxClosed bool
+	pos                           int                 // index in its envelope, set by Push
+	env                           *Envelope[Req, Res] // its envelope, set by Push
+	ctx                           context.Context     // the envelope's Ctx when the frame was pushed, set by Push
 	// For the pushing stage.
 	Deadline time.Time
 	Aux      any
@@ -115,6 +118,7 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 	}
 	f := &e.frames[e.depth]
 	f.hook, f.pos, f.env, f.ctx = h, e.depth, e, e.Ctx
+	f.detached, f.forcible, f.ctxClosed = e.detached, e.forcible, e.ctxClosed
 	e.depth++
 	return f, nil
 }

@@ -32,6 +32,21 @@ func (e *Envelope[Req, Res]) Origin() Origin[Req, Res] {
 	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: e.Ctx, detached: e.detached, forcible: e.forcible, ctxClosed: e.ctxClosed}
 }
 
+// Origin returns the origin of f's request as it was when f was pushed:
+// what an attempt a hook makes for the request needs (a fallback's run),
+// which the stages below f may have changed since (a Timeout in Abandon
+// mode detaches the work below it; the fallback's own work must not be).
+// The attempt's outcome goes on through the frames outside f. Use it while
+// holding a reference on f's envelope.
+func (f *Frame[Req, Res]) Origin() Origin[Req, Res] {
+	e := f.env
+	depth := e.rootDepth
+	if e.root == e {
+		depth = f.pos
+	}
+	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: f.ctx, detached: f.detached, forcible: f.forcible, ctxClosed: f.ctxClosed}
+}
+
 // NewChildOf is NewChild from the origin of the parent request: the
 // attempt reports to the same caller and runs its leaf work the same way.
 func NewChildOf[Req, Res any](pool *sync.Pool, o *Origin[Req, Res], ctx context.Context, req Req, h Hook[Req, Res]) *Envelope[Req, Res] {

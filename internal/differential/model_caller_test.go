@@ -13,6 +13,8 @@ type world struct {
 	calls    []call      // the downstream's calls, in the order they started
 	attempts map[int]int // per caller: calls so far
 	callers  []*mcaller
+	by       *mcaller // the caller whose own goroutine runs the current event; nil for another goroutine
+	racy     bool     // the script raced two goroutines at one instant (see deliver)
 }
 
 // call is one downstream call: whose, which (0 first), and when it started.
@@ -44,6 +46,7 @@ type leafWork struct {
 	r  *mreq
 	k  kont
 	fn func() outcome // not the downstream: a function of troupe's user (a fallback), instant
+	at time.Duration  // when it was handed to the caller
 }
 
 type running struct {
@@ -75,6 +78,14 @@ func (c *mcaller) deliver(o outcome) {
 	}
 	c.out = o
 	c.gone = "callergone"
+	for _, lw := range c.work {
+		if lw.at == c.w.now && c.w.by != c {
+			// Work handed to the caller in this instant, which the caller
+			// has not begun, and an outcome from another goroutine: which
+			// of the two the caller sees first is the scheduler's choice.
+			c.w.racy = true
+		}
+	}
 	if c.busy != nil {
 		stop := "canceled"
 		if matches(o.err, "deadline") {
@@ -134,24 +145,38 @@ func (c *mcaller) handTo(r *mreq, k kont) {
 		k(fail(c.gone))
 		return
 	}
-	lw := &leafWork{r: r, k: k}
+	lw := &leafWork{r: r, k: k, at: c.w.now}
 	if r.detached {
 		c.run(lw)
 		return
 	}
 	c.work = append(c.work, lw)
-	c.loop()
+	c.wake()
+}
+
+// wake has the caller look at its work: its goroutine runs once the one
+// that handed the work has gone on.
+func (c *mcaller) wake() {
+	if c.busy == nil {
+		c.w.at(c.w.now, func() { c.w.by = c; c.loop() })
+	}
 }
 
 // handFn gives the caller a function of the user's to run on its goroutine
-// (a fallback's), as leaf work that is not the downstream's.
+// (a fallback's), as leaf work that is not the downstream's; for a request
+// whose work runs on a goroutine of its own (a hedge's), on one of its own.
 func (c *mcaller) handFn(r *mreq, fn func() outcome, k kont) {
 	if c.gone != "" {
 		k(fail(c.gone))
 		return
 	}
-	c.work = append(c.work, &leafWork{r: r, k: k, fn: fn})
-	c.loop()
+	lw := &leafWork{r: r, k: k, fn: fn, at: c.w.now}
+	if r.detached {
+		c.run(lw)
+		return
+	}
+	c.work = append(c.work, lw)
+	c.wake()
 }
 
 // run runs leaf work: the script says how long it takes, what it returns,
@@ -197,11 +222,23 @@ func (c *mcaller) run(lw *leafWork) {
 	}
 	n := w.attempts[c.id]
 	w.attempts[c.id]++
+	for _, p := range w.calls {
+		if p.id == c.id && p.at == w.now {
+			w.racy = true // two calls of one caller at one instant: which is which is the scheduler's choice
+		}
+	}
 	w.calls = append(w.calls, call{id: c.id, n: n, at: w.now})
 	st := w.sc.step(c.id, n)
-	ev = w.after(st.lat, func() { end(st.outcome(c.id, n)) })
+	by := c
+	if lw.r.detached {
+		by = nil
+	}
+	ev = w.after(st.lat, func() { w.by = by; end(st.outcome(c.id, n)) })
 	if !st.stubborn {
-		ctx.onEnd(func() { end(fail(ctx.Err())) })
+		ctx.onEnd(func() {
+			w.stop(ev)
+			w.after(reaction(c.id), func() { w.by = by; end(fail(ctx.Err())) })
+		})
 	}
 }
 

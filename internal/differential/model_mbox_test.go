@@ -46,6 +46,7 @@ type mbox struct {
 	pw      *waiter
 	backlog []*msg
 	hold    bool // the slot is freed at the outcome, not when handed on
+	noKeep  bool // a hold stage that frees at the outcome even while the caller still runs the work
 	inner   mstage
 	onSend  func(m *msg) bool // at send, before queueing; false: refused (answered, slot freed)
 	take    func(m *msg)
@@ -201,7 +202,11 @@ func (b *mbox) onRequest(m *msg) {
 	if b.hold {
 		k, c := m.k, m.r.c
 		m.k = func(o outcome) {
-			c.keep(b.free)
+			if b.noKeep {
+				b.free()
+			} else {
+				c.keep(b.free)
+			}
 			k(o)
 		}
 	}

@@ -34,9 +34,10 @@ func (q evq) peek() *event     { return q[0] }
 func (q *evq) remove(e *event) { heap.Remove(q, e.idx) }
 
 type sim struct {
-	now time.Duration
-	seq int
-	q   evq
+	now    time.Duration
+	seq    int
+	q      evq
+	before func() // runs before each event
 }
 
 // at runs fn at time t (never before now).
@@ -67,43 +68,59 @@ func (s *sim) run(limit time.Duration) {
 		heap.Pop(&s.q)
 		e.dead = true
 		s.now = e.at
+		if s.before != nil {
+			s.before()
+		}
 		e.fn()
 	}
 }
 
 // mctx is a context in the model: ended by its parent, or by the stage
-// that made it until it settles.
+// that made it until it settles. Its end reaches its children at once, as
+// a Go context's Err does; those that wait for it (work that honours its
+// context, a stage watching a parked request) hear of it as goroutines
+// do, once the goroutine that ended it has gone on: at the same instant,
+// after what it was doing.
 type mctx struct {
-	parent  *mctx
-	err     string // the class it ended with, "" while live
-	settled bool
-	subs    []func()
+	s        *sim
+	parent   *mctx
+	err      string // the class it ended with, "" while live
+	settled  bool
+	children []*mctx
+	watchers []func()
 }
 
 func newCtx(parent *mctx) *mctx {
 	c := &mctx{parent: parent}
 	if parent != nil {
-		if parent.err != "" {
-			c.err = parent.err
-		} else {
-			parent.subs = append(parent.subs, func() { c.end(parent.err) })
-		}
+		c.s = parent.s
+		parent.children = append(parent.children, c)
 	}
 	return c
 }
 
-func (c *mctx) Err() string { return c.err }
+// Err is its own end, or its parent's: as a Go context's, it reports the
+// parent's end at once.
+func (c *mctx) Err() string {
+	if c.err == "" && c.parent != nil {
+		return c.parent.Err()
+	}
+	return c.err
+}
 
 func (c *mctx) end(err string) {
 	if c.err != "" {
 		return
 	}
 	c.err = err
-	subs := c.subs
-	c.subs = nil
-	for _, f := range subs {
-		f()
+	for _, ch := range c.children {
+		ch.end(err)
 	}
+	c.children = nil
+	for _, f := range c.watchers {
+		c.s.at(c.s.now, f)
+	}
+	c.watchers = nil
 }
 
 // cancel is the stage that made c ending it: refused once it settled.
@@ -113,13 +130,14 @@ func (c *mctx) cancel(err string) {
 	}
 }
 
-// onEnd runs f when c ends (at once if it has).
+// onEnd runs f once c has ended (at once if it has), as a goroutine
+// waiting for it would.
 func (c *mctx) onEnd(f func()) {
-	if c.err != "" {
-		f()
+	if c.Err() != "" {
+		c.s.at(c.s.now, f)
 		return
 	}
-	c.subs = append(c.subs, f)
+	c.watchers = append(c.watchers, f)
 }
 
 // outcome is what a call gets: a value, or an error's class.

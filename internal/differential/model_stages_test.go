@@ -17,6 +17,15 @@ func (w *world) limit(n int, inner mstage) mstage {
 	return b
 }
 
+// limitNoKeep is a limit whose slot comes back with the outcome, even
+// while the caller still runs the work.
+func (w *world) limitNoKeep(n int, inner mstage) mstage {
+	b := w.stage(n, inner)
+	b.hold, b.noKeep = true, true
+	b.take = b.forward
+	return b
+}
+
 // buffer: n slots, the worker hands each request on as its inner service
 // grants a unit.
 func (w *world) buffer(n int, inner mstage) mstage {

@@ -3,16 +3,21 @@ package differential
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/adaptive"
+	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/filter"
+	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/stages/retry"
@@ -23,12 +28,13 @@ import (
 // runModel runs the script through the model.
 func runModel(sc *script) record {
 	w := &world{sc: sc, attempts: map[int]int{}}
+	w.before = func() { w.by = nil } // an event is another goroutine's unless it says so
 	var entry mstage = mleaf{}
 	for i := len(sc.layers) - 1; i >= 0; i-- {
 		entry = w.build(sc.layers[i], entry)
 	}
 	for i, a := range sc.callers {
-		c := &mcaller{w: w, id: i, ctx: newCtx(nil)}
+		c := &mcaller{w: w, id: i, ctx: &mctx{s: &w.sim}}
 		w.callers = append(w.callers, c)
 		w.at(a.at, func() { c.call(entry) })
 		if a.deadline > 0 {
@@ -39,7 +45,7 @@ func runModel(sc *script) record {
 		}
 	}
 	w.run(time.Hour)
-	rec := record{calls: w.calls}
+	rec := record{calls: w.calls, racy: w.racy}
 	for _, c := range w.callers {
 		if !c.returned {
 			c.out, c.retAt = fail("never returned"), -1
@@ -69,6 +75,19 @@ func (w *world) build(l layer, inner mstage) mstage {
 		return w.filter(inner)
 	case "fallback":
 		return w.fallback(inner)
+	case "hedge":
+		return w.hedge(l.d, inner)
+	case "breaker":
+		return w.breaker(l.n, l.min, l.k, l.d, inner)
+	case "asyncfilter":
+		return w.asyncfilter(l.d, inner)
+	case "abandon":
+		return w.abandon(l.d, inner)
+	case "adaptive":
+		if !enableAdaptiveKeep {
+			return w.limitNoKeep(l.n, inner)
+		}
+		return w.limit(l.n, inner)
 	}
 	panic("unknown kind " + l.kind)
 }
@@ -115,6 +134,8 @@ func classify(err error) string {
 		return "panic"
 	case errors.Is(err, timeout.ErrTimeout):
 		return "timeout"
+	case errors.Is(err, breaker.ErrOpen):
+		return "open"
 	case errors.Is(err, loadshed.ErrOverloaded):
 		return "overloaded"
 	case errors.Is(err, filter.ErrRejected):
@@ -160,25 +181,91 @@ func (l layer) add(b stages.Builder[int, int]) stages.Builder[int, int] {
 		})
 	case "fallback":
 		return b.Fallback(func(_ context.Context, id int, _ error) (int, error) { return -id, nil })
+	case "hedge":
+		return b.Hedge(hedge.Delay(l.d), hedge.NoBudget())
+	case "breaker":
+		return b.Breaker(breaker.CountWindow(l.n), breaker.MinCalls(l.min), breaker.HalfOpenTrials(l.k), breaker.OpenDelay(l.d))
+	case "asyncfilter":
+		var mu sync.Mutex
+		checks := map[int]int{}
+		return b.AsyncFilter(func(ctx context.Context, id int) (int, error) {
+			mu.Lock()
+			d := checkTime(l.d, id, checks[id])
+			checks[id]++
+			mu.Unlock()
+			if err := sleepCtx(ctx, d, id); err != nil {
+				return 0, err
+			}
+			if rejects(id) {
+				return 0, errors.New("odd one out")
+			}
+			return id, nil
+		})
+	case "abandon":
+		return b.Timeout(l.d, timeout.Abandon())
+	case "adaptive":
+		return b.Adaptive(adaptive.Limits(l.n, l.n), adaptive.Initial(l.n))
 	}
 	panic("unknown kind " + l.kind)
+}
+
+// sleepCtx waits d, or until ctx ends: then it returns ctx's error after
+// caller id's reaction time.
+func sleepCtx(ctx context.Context, d time.Duration, id int) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		time.Sleep(reaction(id))
+		return ctx.Err()
+	}
 }
 
 type fixed time.Duration
 
 func (f fixed) Delay(int) time.Duration { return time.Duration(f) }
 
+var trace = flag.Bool("differential.trace", false, "print the real side's events (for one script: with -rapid.seed)")
+
+type callerKey struct{}
+
+// tracer prints every event with its time and caller.
+type tracer struct {
+	mu sync.Mutex
+	t0 time.Time
+}
+
+func (tr *tracer) Observe(ev troupe.Event) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	id := -1
+	if ev.Context != nil {
+		if v, ok := ev.Context.Value(callerKey{}).(int); ok {
+			id = v
+		}
+	}
+	fmt.Printf("%v %s %v caller=%d attempt=%d outcome=%v err=%v\n", time.Since(tr.t0), ev.Stage, ev.Type, id, ev.Attempt, ev.Outcome, ev.Err)
+}
+
 // runReal runs the script through troupe, in t's bubble.
 func runReal(t *testing.T, sc *script) (rec record, err error) {
 	sys := troupetest.NewSystem(t)
 	b := stages.Stack[int, int]()
+	t0 := time.Now()
+	if *trace {
+		b = b.Observe(&tracer{t0: t0}, "trace")
+	}
 	for _, l := range sc.layers {
 		b = l.add(b)
 	}
-	t0 := time.Now()
 	var mu sync.Mutex
+	var work sync.WaitGroup // the downstream's calls under way: work nobody waits for (a lost hedge) may outlive its stack
 	attempts := map[int]int{}
 	leaf := actors.Func(func(ctx context.Context, id int) (int, error) {
+		work.Add(1)
+		defer work.Done()
 		mu.Lock()
 		n := attempts[id]
 		attempts[id]++
@@ -187,14 +274,8 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 		st := sc.step(id, n)
 		if st.stubborn {
 			time.Sleep(st.lat)
-		} else {
-			tm := time.NewTimer(st.lat)
-			select {
-			case <-tm.C:
-			case <-ctx.Done():
-				tm.Stop()
-				return 0, ctx.Err()
-			}
+		} else if err := sleepCtx(ctx, st.lat, id); err != nil {
+			return 0, err
 		}
 		switch st.kind {
 		case stepErr:
@@ -214,7 +295,7 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 	for i, a := range sc.callers {
 		wg.Go(func() {
 			time.Sleep(a.at)
-			ctx := context.Background()
+			ctx := context.WithValue(context.Background(), callerKey{}, i)
 			if a.deadline > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, a.deadline)
@@ -227,6 +308,8 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 		})
 	}
 	wg.Wait()
+	synctest.Wait() // a detached hedge the last outcome left behind may be starting
+	work.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := st.Close(ctx); err != nil {

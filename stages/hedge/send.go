@@ -71,6 +71,7 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	}
 	if hedged {
 		e.SetCtx(a.ctx, false)
+		e.ForcesOutcome() // a hedge that wins answers the request while the original's work may still run
 	}
 	b.st.SendInner(e)
 }
