@@ -151,7 +151,9 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	b.taken.Add(1)
 	r := &run[Req, Res]{b: b, parent: e, pos: f.Pos(), orig: err} // failures only: not pooled
 	e.Ref()                                                       // until the fallback's outcome goes on
-	o := f.Origin()                                               // the request as it came to the stage: its run is the caller's, whatever the stages inside did to it
+	// The request as it came to the stage: its run is the caller's,
+	// whatever the stages inside did to it.
+	o := f.Origin()
 	stagekit.NewChildOf(b.children, &o, ctx, e.Req, r).HandToCaller(r)
 	return res, err, true
 }
