@@ -8,23 +8,31 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // attempt is one stream the stack opened for a stream call.
 type attempt struct {
-	cs     grpc.ClientStream  // set when made, then read-only
-	cancel context.CancelFunc // cancels cs; safe for concurrent use
+	cancel context.CancelFunc // cancels cs; set when made; safe for concurrent use
+	cs     grpc.ClientStream  // set before the attempt joins the stream, then read-only
 	broken bool               // guarded by stream.sendMu: a send failed, send no more
+	header metadata.MD        // its stream's header, nil when it ended without one; set before headed is closed
+	headed chan struct{}      // closed once header is known
+	out    error              // its own outcome as the caller gets it (nil: the stream ended well); set before over is closed
+	over   chan struct{}      // closed when the attempt returns
 }
+
+// stop cancels the attempt (see flight).
+func (a *attempt) stop() { a.cancel() }
 
 // errConnGone is a committed stream's outcome when gRPC ended it without
 // its caller seeing the end (the connection was closed).
 var errConnGone = status.Error(codes.Canceled, "troupegrpc: the stream ended before its caller read its status")
 
 // attempt is the Invoke leaf's work for a stream call: it opens a stream,
-// joins it to the call (sending it what the caller has sent), receives the
-// first response message when the caller asks for one, and, if it wins,
-// lasts until the stream ends.
+// joins it to the call (sending it what the caller has sent), waits for
+// its header, receives the first response message when the caller asks
+// for one, and, if it wins, lasts until the stream ends.
 func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
 	s.mu.Lock()
 	refused := s.refusedLocked()
@@ -34,13 +42,49 @@ func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
 	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	a := &attempt{cancel: cancel, headed: make(chan struct{}), over: make(chan struct{})}
+	defer close(a.over)
+	if res, err, ok := c.fl.enter(a); !ok {
+		return res, err
+	}
+	res, err := s.try(ctx, actx, a, c)
+	res, err = c.fl.leave(a, res, err)
+	a.out = err
+	if ce, ok := err.(*committedError); ok {
+		a.out = ce.err
+	}
+	return res, err
+}
+
+// try is an attempt's life, from opening its stream to its outcome.
+func (s *stream) try(ctx, actx context.Context, a *attempt, c *Call) (Result, error) {
 	cs, err := s.streamer(actx, s.desc, s.cc, s.method, c.opts...)
 	if err != nil {
+		close(a.headed)
 		return Result{}, ended(ctx, err)
 	}
-	a := &attempt{cs: cs, cancel: cancel}
+	a.cs = cs
 	if !s.join(a) {
+		close(a.headed)
 		return Result{}, ErrCommitted
+	}
+	// The header comes before any message; gRPC's Header waits for it, the
+	// stream's end without one, or the attempt's cancellation.
+	hd, _ := cs.Header()
+	s.mu.Lock()
+	a.header = hd
+	close(a.headed)
+	if hd != nil && s.winner == nil && !s.ended && !s.isDone {
+		// The server answered with a header: what it says from now on is
+		// this stream's, never to be retried (as gRPC commits its own).
+		s.commitLocked(a)
+	}
+	s.mu.Unlock()
+	if hd == nil {
+		// Ended without a header (a status alone, or cancelled): its status
+		// is there to receive, at once, whether the caller asked or not;
+		// no message can come, so any will do to receive into.
+		return s.received(ctx, a, nil, cs.RecvMsg(new(emptypb.Empty)))
 	}
 	select {
 	case <-s.want:
@@ -50,7 +94,7 @@ func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
 		return s.stopped(ctx, a)
 	}
 	s.mu.Lock()
-	m := s.newMsg()
+	m := s.recvType.fresh()
 	s.mu.Unlock()
 	err = cs.RecvMsg(m)
 	return s.received(ctx, a, m, err)
@@ -75,8 +119,7 @@ func (s *stream) join(a *attempt) bool {
 	if s.last {
 		s.commitLocked(a)
 	}
-	close(s.joined)
-	s.joined = make(chan struct{})
+	s.changedLocked()
 	if !s.isOpen {
 		s.isOpen = true
 		close(s.opened)
@@ -114,8 +157,9 @@ func (s *stream) stopped(ctx context.Context, a *attempt) (Result, error) {
 }
 
 // received takes the outcome of a's first receive: the first attempt to
-// receive a message (or the end of its stream) wins the stream, and its
-// receive is handed to the caller.
+// receive its header, a message or the end of its stream wins the stream,
+// and its receive is handed to the caller; a failure before any header is
+// the attempt's, for the stack's policy to judge.
 func (s *stream) received(ctx context.Context, a *attempt, m any, err error) (Result, error) {
 	s.mu.Lock()
 	if s.winner == nil && (err == nil || err == io.EOF) && !s.ended && !s.isDone {

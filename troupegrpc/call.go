@@ -52,9 +52,11 @@ func kindOf(desc *grpc.StreamDesc) Kind {
 
 // Call is one outgoing gRPC call on its way through a stack: the request
 // type of a client stack (see UnaryClientInterceptor). The interceptors
-// make it; the Invoke leaf sends it. It never changes once made, so every
-// attempt of a retry or hedge stage may send the same value, and it is safe
-// for concurrent use. Its methods read it; a nil *Call answers zero values.
+// make it; the Invoke leaf sends it. What it says never changes once made,
+// and every attempt of a retry or hedge stage sends the same value: the
+// attempts of one call share it, to know which of them answered the call
+// (see the package doc). It is safe for concurrent use; a stage must not
+// copy it. Its methods read it; a nil *Call answers zero values.
 type Call struct {
 	method string
 	kind   Kind
@@ -63,11 +65,15 @@ type Call struct {
 	header bool              // the caller asked for the header (grpc.Header)
 	peer   bool              // the caller asked for the peer (grpc.Peer)
 
-	// A unary call's.
-	req, reply any
-	invoker    grpc.UnaryInvoker
+	// A unary call's: set when made, then read-only. The caller's reply
+	// itself is not here: no attempt may touch it.
+	req     any
+	reply   msgType // the type of the caller's reply
+	invoker grpc.UnaryInvoker
 
 	st *stream // a stream call's shared state
+
+	fl flight // what the call's attempts share
 }
 
 // Method returns the call's full method name, "/package.Service/Method".
@@ -138,7 +144,13 @@ func invoke(ctx context.Context, c *Call) (Result, error) {
 	case c.invoker == nil:
 		return Result{}, ErrNilCall
 	}
-	res := Result{Reply: fresh(c.reply)}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &unaryAttempt{cancel: cancel}
+	if res, err, ok := c.fl.enter(a); !ok {
+		return res, err
+	}
+	res := Result{Reply: c.reply.fresh()}
 	opts := make([]grpc.CallOption, len(c.opts), len(c.opts)+3)
 	copy(opts, c.opts)
 	opts = append(opts, grpc.Trailer(&res.Trailer))
@@ -149,8 +161,8 @@ func invoke(ctx context.Context, c *Call) (Result, error) {
 		res.Peer = new(peer.Peer)
 		opts = append(opts, grpc.Peer(res.Peer))
 	}
-	err := c.invoker(ctx, c.method, c.req, res.Reply, c.cc, opts...)
-	return res, ended(ctx, err)
+	err := c.invoker(actx, c.method, c.req, res.Reply, c.cc, opts...)
+	return c.fl.leave(a, res, ended(ctx, err))
 }
 
 // ended marks err as the error of an attempt whose context had ended, if

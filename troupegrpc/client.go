@@ -64,6 +64,12 @@ func newClientConfig(opts []ClientOption) clientConfig {
 // retry stage's *retry.ExhaustedError when its retries ran out), or, for
 // an error of the stack's own, an *Error with the code Code gives it.
 //
+// The interceptor returns once every attempt of the call has ended: an
+// attempt the stack abandoned is cancelled and waited for (gRPC honours a
+// cancelled context at once; an interceptor below this one must too), and
+// one a stage sends later is never sent. From then on no attempt touches
+// req or reply.
+//
 // The interceptor is safe for concurrent use (troupe services are).
 func UnaryClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOption) grpc.UnaryClientInterceptor {
 	_ = newClientConfig(opts)
@@ -76,9 +82,10 @@ func UnaryClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOpt
 		c := &Call{
 			method: method, kind: Unary, cc: cc, opts: co.rest,
 			header: len(co.header) > 0, peer: len(co.peer) > 0,
-			req: req, reply: reply, invoker: invoker,
+			req: req, reply: typeOf(reply), invoker: invoker,
 		}
 		res, err := troupe.Do(ctx, svc, c)
+		c.fl.close() // no attempt touches req from here on
 		co.fill(res.Header, res.Trailer, res.Peer)
 		if err != nil {
 			return toStatus(err)

@@ -71,6 +71,9 @@ func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
+	if a, ok := err.(*answeredError); ok {
+		return a.err // the server's status, as gRPC gave it
+	}
 	var s grpcStatus
 	if errors.As(err, &s) && s.GRPCStatus() != nil {
 		return err

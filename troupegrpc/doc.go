@@ -20,36 +20,59 @@
 // A unary attempt receives into a message of its own, so hedged attempts
 // never share one; the caller's reply, and its grpc.Header, grpc.Trailer
 // and grpc.Peer options, get the attempt whose outcome the stack returns.
+// The unary interceptor returns once every attempt of the call has ended:
+// those the stack abandoned (a hedge that lost, a timed-out attempt) are
+// cancelled and waited for, and an attempt a stage sends after that is
+// never sent, so no attempt reads the caller's request, or touches its
+// reply, once the call has returned.
 //
 // A stream's call lasts as long as the stream: it holds its permits (a
 // concurrency limit's, a hedge's slot) until the stream ends, so a limit
 // counts open streams, and a Timeout bounds the whole stream. The stream
 // is retried or hedged only before it is committed to one attempt, which
-// happens when an attempt receives the first response message (or the end
-// of the stream), when the caller reads the header (Header), or when the
-// messages the caller has sent pass ReplayLimit (or one of them is not a
-// protocol buffer, which cannot be copied). Before that, every message the
-// caller sends is kept, as a copy, and sent to each attempt as it joins,
-// before anything sent later, followed by CloseSend if the caller called
-// it; the caller's SendMsg returns nil even when an attempt's stream has
-// failed, since its failure is the attempt's outcome, for the stack's
-// policy to judge. Hedged attempts race for the first message: the first
-// to receive one wins and the others are cancelled. A stream that is
-// never read from (neither RecvMsg until an error, nor its context
-// cancelled) holds its permits and a goroutine, as gRPC holds its own.
+// happens, as gRPC commits its own retries, when an attempt receives the
+// response header, or the first response message (or the end of the
+// stream); or when the messages the caller has sent pass ReplayLimit (or
+// one of them is not a protocol buffer, which cannot be copied). An
+// attempt that fails before any header (a server that answers with a
+// status alone) is retried, even when the caller is waiting in Header,
+// which returns the header of the attempt the stream commits to. Before
+// that, every message the caller sends is kept, as a copy, and sent to
+// each attempt as it joins, before anything sent later, followed by
+// CloseSend if the caller called it; the caller's SendMsg returns nil
+// even when an attempt's stream has failed, since its failure is the
+// attempt's outcome, for the stack's policy to judge. Hedged attempts race
+// for the header: the first to receive one wins and the others are
+// cancelled. A committed stream ends with the status of the attempt it is
+// committed to, as gRPC gave it. A stream that is never read from (neither
+// RecvMsg until an error, nor its context cancelled) holds its permits and
+// a goroutine, as gRPC holds its own.
 //
 // # Status codes and retries
 //
 // RetryPolicy (and Retry, the layer) retries UNAVAILABLE and
 // RESOURCE_EXHAUSTED (RetryOn for other codes), never an attempt whose
 // context ended (ErrCallEnded) nor a committed stream's (ErrCommitted),
-// and honours a server's pushback (PushbackKey in the trailer; see
-// ServerPushback): it waits at least as long as the server asks, and not
-// at all past MaxPushback or when the server asks it not to. The stack's
-// own errors reach the caller as an *Error with the code Code gives them:
-// a timeout DEADLINE_EXCEEDED, a shed call RESOURCE_EXHAUSTED, an open
-// breaker or a closed stack UNAVAILABLE; errors.Is still finds troupe's
-// sentinels in them.
+// nor a panic (troupe.ErrPanic: a bug, not a failure) or an error marked
+// permanent (troupe.Permanent), and honours a server's pushback
+// (PushbackKey in the trailer; see ServerPushback): it waits at least as
+// long as the server asks, and not at all past MaxPushback or when the
+// server asks it not to. The stack's own errors reach the caller as an
+// *Error with the code Code gives them: a timeout DEADLINE_EXCEEDED, a
+// shed call RESOURCE_EXHAUSTED, an open breaker or a closed stack
+// UNAVAILABLE; errors.Is still finds troupe's sentinels in them.
+//
+// The attempts of one call, whichever stages sent them, share what the
+// server answered: an attempt that ends with any other code than
+// UNAVAILABLE and RESOURCE_EXHAUSTED (or with an error marked permanent),
+// its context still live, answers the call. The call's other attempts in
+// flight are cancelled and end with that same status, and an attempt sent
+// later fails with it at once, without reaching the server: a hedged call
+// ends with the server's answer as soon as it comes, and no retry, above
+// or below a hedge, runs again a call the server has answered (a retry
+// policy's wait before a next attempt ends early, to end with it). A
+// retry that RetryOn tells to retry that code all the same sends the call
+// again.
 //
 // # Deadlines
 //

@@ -34,11 +34,13 @@ var ErrBadReply = errors.New("troupegrpc: the stack's reply does not fit the cal
 var ErrCallEnded = errors.New("troupegrpc: the call's context ended")
 
 // ErrCommitted is matched by the outcome of a stream attempt that must not
-// be retried: the stream had received its first response message (or was
-// committed to one attempt for another reason, see the package doc), so the
-// attempt's error is the stream's own, or another attempt won and this one
-// was dropped. RetryOn never retries it, and an attempt a retry or hedge
-// stage sends anyway opens no stream and fails at once with it.
+// be retried: the stream had received its header or its first response
+// message (or was committed to one attempt for another reason, see the
+// package doc), so the attempt's error is the stream's own, or another
+// attempt won and this one was dropped. RetryOn never retries it, and an
+// attempt a retry or hedge stage sends anyway opens no stream and fails at
+// once with it. The stream's caller never gets it: a committed stream ends
+// with its committed attempt's own status.
 var ErrCommitted = errors.New("troupegrpc: the stream is committed to one attempt")
 
 // Error is what the interceptors return for an error of the stack that is

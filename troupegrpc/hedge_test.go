@@ -1,9 +1,11 @@
 package troupegrpc_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +17,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/troupegrpc"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // spec: G1
@@ -161,4 +166,82 @@ func TestG1_AStreamThatSentAMessageItCannotCopyIsNotRetried(t *testing.T) {
 	err = s.RecvMsg(&out)
 	require.Equal(t, codes.Unavailable, status.Code(err))
 	require.EqualValues(t, 1, e.streamCalls.Load())
+}
+
+// spec: EG11
+func TestAHedgedUnaryCallLeavesTheCallersMessagesAloneOnceItReturns(t *testing.T) {
+	// Below the stack, inside each attempt, an interceptor holds the hedge
+	// until it lost, then reads its request (as a logging interceptor
+	// would) and sends it; it counts the attempts in flight. The original
+	// is answered once the hedge is in flight.
+	hedgeIn := make(chan struct{})
+	var entered, inFlight atomic.Int32
+	inside := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
+		if entered.Add(1) == 2 {
+			close(hedgeIn)
+			<-ctx.Done()
+			_ = req.(*wrapperspb.StringValue).GetValue()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	e := &echo{unary: func(_ context.Context, n int32, in string) (string, error) {
+		if n == 1 {
+			<-hedgeIn
+		}
+		return in, nil
+	}}
+	svc := build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
+		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget()))
+	cc := dial(t, serve(t, e), grpc.WithChainUnaryInterceptor(troupegrpc.UnaryClientInterceptor(svc), inside))
+	req, reply := wrapperspb.String("x"), new(wrapperspb.StringValue)
+	require.NoError(t, cc.Invoke(t.Context(), mUnary, req, reply))
+	require.Equal(t, "x", reply.GetValue())
+	// The caller's messages are its own again: -race sees any attempt
+	// that still reads them.
+	req.Value, reply.Value = "reused", "reused"
+	require.Zero(t, inFlight.Load(), "no attempt is left running once the call returned")
+	require.EqualValues(t, 2, entered.Load())
+}
+
+// spec: EG11
+func TestACommittedStreamEndsWithItsAttemptsOwnStatusWhateverAttemptEndsLast(t *testing.T) {
+	// The hedge reaches the leaf while the original streams, and goes on
+	// once the hedge stage has judged the original's outcome (its Final,
+	// the default rule, says when): it opens no stream, so its outcome is
+	// the internal ErrCommitted, and it is the last the stage sees.
+	atLeaf, judged := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	final := func(_ troupegrpc.Result, err error) bool {
+		once.Do(func() { close(judged) })
+		return err == nil
+	}
+	var n atomic.Int32
+	leaf := actors.Func(func(ctx context.Context, c *troupegrpc.Call) (troupegrpc.Result, error) {
+		if n.Add(1) > 1 {
+			close(atLeaf)
+			<-judged
+		}
+		return troupe.Do(ctx, troupegrpc.Invoke(), c)
+	})
+	e := &echo{stream: func(_ int32, ss grpc.ServerStream) error {
+		if err := send(ss, "a"); err != nil {
+			return err
+		}
+		<-atLeaf
+		return status.Error(codes.DataLoss, "lost")
+	}}
+	st, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
+		Hedge(hedge.Delay(10*time.Millisecond), hedge.NoBudget(), hedge.Final(final)).
+		Build(troupetest.NewSystem(t), leaf)
+	require.NoError(t, err)
+	cc := through(t, serve(t, e), st)
+	s := openServerStream(t, cc, "x")
+	got, err := recvAll(s)
+	require.Equal(t, []string{"a"}, got)
+	requireStatus(t, status.Error(codes.DataLoss, "lost"), err, "the stream's own status")
+	require.NotErrorIs(t, err, troupegrpc.ErrCommitted)
+	require.EqualValues(t, 2, n.Load())
 }

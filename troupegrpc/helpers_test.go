@@ -115,10 +115,17 @@ func streamHandler(srv any, ss grpc.ServerStream) error {
 // server stops with the test, after its handlers have returned.
 func serve(t testing.TB, e *echo, opts ...grpc.ServerOption) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	srv := grpc.NewServer(append(opts, grpc.WaitForHandlers(true))...)
 	srv.RegisterService(&echoDesc, e)
+	return start(t, srv)
+}
+
+// start serves srv on a loopback TCP port and returns its address; the
+// server stops with the test, after its handlers have returned.
+func start(t testing.TB, srv *grpc.Server) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(lis) })
 	t.Cleanup(func() {

@@ -8,19 +8,40 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// fresh returns a new, empty message of the type of m: one per attempt,
-// so that concurrent attempts (a hedge's) never write the same message. A
-// value that is not a pointer is returned as it is.
-func fresh(m any) any {
+// msgType makes empty messages of one type, for attempts to receive into:
+// one per attempt, so that concurrent attempts (a hedge's) never write the
+// same message. It is taken from the caller's message on the caller's
+// goroutine, before any attempt runs, so that no attempt ever reads the
+// caller's message. A plain value, safe for concurrent use.
+type msgType struct {
+	proto protoreflect.MessageType // a protocol buffer's
+	ptr   reflect.Type             // any other pointer's element type
+	same  any                      // anything else (a nil message among them), used as it is
+}
+
+// typeOf returns the type of m.
+func typeOf(m any) msgType {
 	if pm, ok := m.(proto.Message); ok && pm != nil {
-		return pm.ProtoReflect().New().Interface()
+		return msgType{proto: pm.ProtoReflect().Type()}
 	}
 	if t := reflect.TypeOf(m); t != nil && t.Kind() == reflect.Pointer {
-		return reflect.New(t.Elem()).Interface()
+		return msgType{ptr: t.Elem()}
 	}
-	return m
+	return msgType{same: m}
+}
+
+// fresh returns a new, empty message of the type.
+func (t msgType) fresh() any {
+	switch {
+	case t.proto != nil:
+		return t.proto.New().Interface()
+	case t.ptr != nil:
+		return reflect.New(t.ptr).Interface()
+	}
+	return t.same
 }
 
 // copyMsg copies the message src into dst, the caller's, of the same type.

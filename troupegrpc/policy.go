@@ -12,22 +12,39 @@ import (
 )
 
 // RetryOn returns a predicate for retry.Attempts' Retryable that retries
-// the errors whose code (see Code) is one of codes, except those of an
-// attempt that must not be sent again: its call's context had ended
-// (ErrCallEnded: the caller gave up, or a Timeout outside the retry stage
-// expired the call), or it belongs to a committed stream (ErrCommitted: a
-// stream that had received a response message). A success is never
-// retried. The predicate is safe for concurrent use.
+// the errors whose code (see Code) is one of codes, except:
+//
+//   - those of an attempt that must not be sent again: its call's context
+//     had ended (ErrCallEnded: the caller gave up, or a Timeout outside the
+//     retry stage expired the call), or it belongs to a committed stream
+//     (ErrCommitted: a stream that had received its header or a response
+//     message);
+//   - a panic (troupe.ErrPanic), whatever its code: a bug, not a failure;
+//     a Retryable of your own may retry it;
+//   - an error marked permanent (troupe.Permanent): no retry can cure it.
+//
+// A success is never retried. A status that answered a call (any code but
+// UNAVAILABLE and RESOURCE_EXHAUSTED: see the package doc) ends every
+// attempt of the call; when codes has its code, the predicate retries it
+// all the same and lets the call be sent again. The predicate is safe for
+// concurrent use.
 func RetryOn(cs ...codes.Code) func(Result, error) bool {
 	cs = slices.Clone(cs)
 	return func(_ Result, err error) bool {
-		if err == nil || errors.Is(err, ErrCallEnded) || errors.Is(err, ErrCommitted) {
+		switch {
+		case err == nil || errors.Is(err, ErrCallEnded) || errors.Is(err, ErrCommitted):
 			// NOTE: an attempt after the call's context ended may never
 			// run: a Timeout outside the retry stage has already answered
 			// the caller (see the ErrCallEnded marking in call.go).
 			return false
+		case errors.Is(err, troupe.ErrPanic) || isPermanent(err) || !slices.Contains(cs, Code(err)):
+			return false
 		}
-		return slices.Contains(cs, Code(err))
+		var a *answeredError
+		if errors.As(err, &a) {
+			a.f.reopen(a)
+		}
+		return true
 	}
 }
 
@@ -75,7 +92,9 @@ func Retry(max int, backoff retry.Delayer, opts ...retry.Option) troupe.Layer[*C
 // attempt's trailer). The wait before a retry is the longer of the
 // backoff's and the pushback's; a pushback that asks for more than
 // MaxPushback, or asks not to retry, makes the attempt's error the
-// caller's at once.
+// caller's at once. The wait ends early when another attempt of the call
+// (a hedge's, beside this retry) answers it with a status no attempt
+// should follow: the session then ends with that status.
 //
 // Each session works on its own copy, so a Policy need not be safe for
 // concurrent use; what its copies share must be.
@@ -99,6 +118,12 @@ func (p *Policy) Retry(req **Call, res *Result, err *error) (retry.Wait, bool) {
 	w, again := p.Attempts.Retry(req, res, err)
 	if again && asked {
 		w.Delay = max(w.Delay, wait)
+	}
+	if again && w.Delay > 0 && *req != nil {
+		// The wait ends early if another attempt of the call (a hedge's)
+		// answers it meanwhile: the next attempt then ends at once with
+		// that answer.
+		w = retry.Until((*req).fl.until(w.Delay))
 	}
 	return w, again
 }

@@ -43,7 +43,7 @@ func (s *stream) SendMsg(m any) error {
 		err := w.cs.SendMsg(m)
 		s.mu.Lock()
 		if err != nil && err != io.EOF {
-			s.endLocked(err)
+			s.failLocked(err)
 		}
 		s.leaveLocked()
 		s.mu.Unlock()
@@ -65,7 +65,7 @@ func (s *stream) SendMsg(m any) error {
 				// The client's own error (a message too large, one that
 				// does not encode): every attempt would meet it.
 				s.mu.Lock()
-				s.endLocked(err)
+				s.failLocked(err)
 				s.mu.Unlock()
 				return err
 			}
@@ -98,27 +98,29 @@ func (s *stream) CloseSend() error {
 	return nil
 }
 
-// Header implements grpc.ClientStream. It waits for an attempt, commits
-// the stream to it (the oldest, when hedges are under way) and returns
-// its header: a stream whose caller has read a header is not retried.
+// Header implements grpc.ClientStream. It waits until the stream is
+// committed to an attempt, and returns that attempt's header once it has
+// come: the stream commits when an attempt receives its header (or its
+// first message, or the end of its stream), so an attempt that fails
+// before any header is retried or hedged as if Header had not been called,
+// as gRPC's own retries do. When the stream ends without a header, Header
+// returns nil and no error, as gRPC's does: RecvMsg tells the status.
 func (s *stream) Header() (metadata.MD, error) {
 	s.mu.Lock()
 	for {
-		if s.winner == nil && len(s.live) > 0 && !s.ended && !s.isDone {
-			s.commitLocked(s.live[0])
-		}
 		if w := s.winner; w != nil {
 			s.mu.Unlock()
-			return w.cs.Header()
+			<-w.headed // set once its stream has a header or ended without one
+			return w.header, nil
 		}
 		if s.isDone || s.ended {
 			s.mu.Unlock()
 			return nil, nil // as gRPC: the status comes from RecvMsg
 		}
-		joined := s.joined
+		changed := s.changed
 		s.mu.Unlock()
 		select {
-		case <-joined:
+		case <-changed:
 		case <-s.done:
 		}
 		s.mu.Lock()
@@ -153,6 +155,7 @@ func (s *stream) Context() context.Context {
 // nothing is kept for replay, and no attempt joins any more.
 func (s *stream) commitLocked(a *attempt) {
 	s.winner, s.last = a, true
+	s.changedLocked()
 	s.sent, s.size = nil, 0
 	for _, o := range s.live {
 		if o != a {
@@ -160,6 +163,15 @@ func (s *stream) commitLocked(a *attempt) {
 		}
 	}
 	s.live = append(s.live[:0], a)
+}
+
+// failLocked ends the stream with the client's own error, which the
+// caller has seen: its attempts are cancelled, wherever they wait.
+func (s *stream) failLocked(err error) {
+	s.endLocked(err)
+	for _, a := range s.live {
+		a.cancel()
+	}
 }
 
 // removeLocked takes a out of the live attempts.

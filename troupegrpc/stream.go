@@ -23,12 +23,15 @@ import (
 // call lasts as long as the stream, so the stream holds its permits for its
 // whole life, and a Timeout in the stack bounds the whole stream. The
 // stream is committed to an attempt, and never retried or hedged again,
-// once that attempt has received the first response message (or ended);
-// before that, a failed attempt goes to the stack's policy, and a new
+// once that attempt has received the response header or the first
+// response message (or ended), as gRPC commits its own retries; before
+// that, a failed attempt goes to the stack's policy, and a new
 // attempt is sent the messages the caller has sent so far, and CloseSend
 // if it was called, before anything else (see the package doc). The
 // error of the last RecvMsg is the stack's outcome, as the unary
-// interceptor returns it; io.EOF when the stream ended well.
+// interceptor returns it, or, once the stream is committed, the committed
+// attempt's own status as gRPC gave it; io.EOF when the stream ended
+// well.
 //
 // The interceptor is safe for concurrent use. The streams it returns
 // follow grpc.ClientStream's rules: one goroutine may send while another
@@ -47,7 +50,7 @@ func StreamClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOp
 			ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer,
 			opts: splitOpts(opts), limit: cfg.replayLimit,
 			want: make(chan struct{}), first: make(chan struct{}), end: make(chan struct{}),
-			joined: make(chan struct{}), opened: make(chan struct{}), done: make(chan struct{}),
+			changed: make(chan struct{}), opened: make(chan struct{}), done: make(chan struct{}),
 		}
 		c := &Call{method: method, kind: kindOf(desc), cc: cc, opts: s.opts.rest, st: s}
 		go s.run(svc, c)
@@ -91,7 +94,8 @@ type stream struct {
 	size     int           // guarded by mu: sent's bytes
 	closed   bool          // guarded by mu: the caller called CloseSend
 	sentLast bool          // guarded by mu: no more SendMsg
-	newMsg   func() any    // guarded by mu: set before want is closed
+	recvType msgType       // guarded by mu: the caller's messages' type, set before want is closed
+	asked    bool          // guarded by mu: want is closed
 	want     chan struct{} // closed by the caller's first RecvMsg
 	first    chan struct{} // closed when the winner's first receive is over
 	firstMsg any           // guarded by mu: set before first is closed
@@ -103,7 +107,7 @@ type stream struct {
 	end      chan struct{} // closed when ended is set
 	calls    int           // guarded by mu: the caller's calls under way on the winner
 	idle     chan struct{} // guarded by mu: closed when calls drops to 0
-	joined   chan struct{} // guarded by mu: closed and replaced when an attempt joins
+	changed  chan struct{} // guarded by mu: closed and replaced when an attempt joins or wins
 	opened   chan struct{} // closed when the first attempt joins
 	isOpen   bool          // guarded by mu: opened is closed
 	trailer  metadata.MD   // guarded by mu: the last failed attempt's trailer
@@ -146,8 +150,8 @@ func (s *stream) RecvMsg(m any) error {
 		}
 		return s.final(err)
 	}
-	if s.newMsg == nil {
-		s.newMsg = factory(m)
+	if !s.asked {
+		s.asked, s.recvType = true, typeOf(m) // on the caller's goroutine: no attempt reads m
 		close(s.want)
 	}
 	s.mu.Unlock()
@@ -183,12 +187,24 @@ func (s *stream) final(last error) error {
 	<-s.done
 	s.fillOpts()
 	s.mu.Lock()
-	err, got := s.doneErr, s.gotFirst
+	err, got, w, isEnded, endErr := s.doneErr, s.gotFirst, s.winner, s.ended, s.endErr
 	s.mu.Unlock()
-	var c *committedError
+	if errors.Is(err, ErrCommitted) {
+		// The stack's outcome is the committed attempt's, or that of an
+		// attempt refused because the stream was committed or had ended:
+		// the caller gets the stream's own, as gRPC gave it.
+		switch {
+		case w != nil:
+			<-w.over // the stack has returned: the winner is ending, if not over
+			err = w.out
+		case isEnded:
+			err = endErr
+		}
+		if err != nil && !errors.Is(err, ErrCommitted) {
+			return err
+		}
+	}
 	switch {
-	case err != nil && errors.As(err, &c) && error(c) == err:
-		return c.err // the stream's own error, as gRPC gave it
 	case err != nil:
 		return toStatus(err)
 	case !got:
@@ -213,7 +229,8 @@ func (s *stream) fillOpts() {
 	var hd metadata.MD
 	var p *peer.Peer
 	if w != nil {
-		hd, _ = w.cs.Header()
+		<-w.headed
+		hd = w.header
 		tr = w.cs.Trailer()
 		p, _ = peer.FromContext(w.cs.Context())
 	}
@@ -241,6 +258,8 @@ func (s *stream) leaveLocked() {
 	}
 }
 
-// factory returns a function that makes empty messages of m's type, for
-// attempts to receive their first message into.
-func factory(m any) func() any { return func() any { return fresh(m) } }
+// changedLocked tells those waiting for an attempt to join or win.
+func (s *stream) changedLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -166,21 +167,57 @@ func TestG1_StreamRetriesRunOutWithTheServersStatus(t *testing.T) {
 	require.EqualValues(t, 4, e.streamCalls.Load(), "the first attempt and 3 retries")
 }
 
-// spec: G1
-func TestG1_StreamHeaderCommitsIt(t *testing.T) {
+// spec: G1, EG11
+func TestG1_StreamHeaderCommitsItWhetherOrNotItsCallerReadsIt(t *testing.T) {
+	for _, read := range []bool{true, false} {
+		t.Run(fmt.Sprint("read ", read), func(t *testing.T) {
+			e := &echo{stream: func(n int32, ss grpc.ServerStream) error {
+				if err := ss.SendHeader(nil); err != nil {
+					return err
+				}
+				return errDown
+			}}
+			cc := through(t, serve(t, e), build(t, stack()))
+			s := openServerStream(t, cc, "x")
+			if read {
+				_, err := s.Header()
+				require.NoError(t, err)
+			}
+			_, err := recvAll(s)
+			require.Equal(t, codes.Unavailable, status.Code(err))
+			require.NotErrorIs(t, err, retry.ErrExhausted)
+			require.EqualValues(t, 1, e.streamCalls.Load(), "the header committed the stream, as gRPC's retries have it")
+		})
+	}
+}
+
+// spec: EG11
+func TestAStreamWhoseFirstAttemptFailsBeforeAnyHeaderIsRetriedAlsoFromHeader(t *testing.T) {
 	e := &echo{stream: func(n int32, ss grpc.ServerStream) error {
-		if err := ss.SendHeader(nil); err != nil {
+		if n == 1 {
+			return errDown // a status alone: no header
+		}
+		if err := ss.SendHeader(metadata.Pairs("attempt", fmt.Sprint(n))); err != nil {
 			return err
 		}
-		return errDown
+		v, err := recv(ss)
+		if err != nil {
+			return err
+		}
+		return send(ss, "echo:"+v)
 	}}
 	cc := through(t, serve(t, e), build(t, stack()))
-	s := openServerStream(t, cc, "x")
-	_, err := s.Header()
+	s, err := cc.NewStream(t.Context(), bidiDesc, mBidi)
 	require.NoError(t, err)
-	_, err = recv(s)
-	require.Equal(t, codes.Unavailable, status.Code(err))
-	require.EqualValues(t, 1, e.streamCalls.Load(), "a stream whose header was read is not retried")
+	require.NoError(t, send(s, "a"))
+	md, err := s.Header()
+	require.NoError(t, err)
+	require.Equal(t, []string{"2"}, md.Get("attempt"), "the header of the attempt that answered")
+	require.NoError(t, s.CloseSend())
+	got, err := recvAll(s)
+	require.Equal(t, io.EOF, err)
+	require.Equal(t, []string{"echo:a"}, got)
+	require.EqualValues(t, 2, e.streamCalls.Load())
 }
 
 // spec: G1
