@@ -43,7 +43,7 @@ func summarize(cfg config, elapsed time.Duration, t *tally, srv serverResults) *
 		problem("%d attempts came before the pushback the server had asked for ended", srv.early)
 	}
 	if srv.again > 0 {
-		problem("%d stream attempts came after the stream had sent a price: a stream must not be retried after its first message", srv.again)
+		problem("%d stream attempts came after the stream had sent a price: a stream must not be retried once its headers came (with its first price)", srv.again)
 	}
 	failed := 0
 	for _, n := range t.failed {
@@ -75,7 +75,7 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "  stack, outermost first: %s\n", c.stackLine())
 	fmt.Fprintf(w, "    limit outermost: at most %d calls and open streams at once; a stream holds its permit until it ends.\n", c.concurrency)
 	fmt.Fprintf(w, "    timeout outside retry: one %v deadline covers a call with its retries, and a stream's whole life.\n", c.timeout)
-	fmt.Fprintf(w, "    retry: UNAVAILABLE and RESOURCE_EXHAUSTED, waiting at least the server's pushback; a stream only before its first price.\n")
+	fmt.Fprintf(w, "    retry: UNAVAILABLE and RESOURCE_EXHAUSTED, waiting at least the server's pushback; a stream only before its response headers (which come with its first price here).\n")
 	fmt.Fprintf(w, "    rate limit innermost: every attempt, retries and streams included, takes its own slot.\n")
 	failed := 0
 	for _, n := range t.failed {
