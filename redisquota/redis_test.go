@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"sync"
 	"syscall"
@@ -68,8 +69,12 @@ func freePort(t testing.TB) int {
 // start starts the server (again) on its port and waits until it answers
 // PING.
 func (r *redisServer) start() error {
-	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", os.TempDir(), "--loglevel", "warning")
+	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", os.TempDir(), "--loglevel", "warning"}
+	if debugCommandOption() {
+		args = append(args, "--enable-debug-command", "yes") // DEBUG SLEEP, for the pause tests
+	}
+	cmd := exec.Command(r.bin, args...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -99,6 +104,22 @@ func (r *redisServer) start() error {
 		}
 	}
 }
+
+// debugCommandOption reports whether redis-server knows the
+// enable-debug-command option (Redis 7 and later, where DEBUG is refused
+// without it).
+var debugCommandOption = sync.OnceValue(func() bool {
+	out, err := exec.Command("redis-server", "--version").Output()
+	if err != nil {
+		return false
+	}
+	m := regexp.MustCompile(`v=(\d+)\.`).FindSubmatch(out)
+	if m == nil {
+		return false
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	return major >= 7
+})
 
 func (r *redisServer) clear() {
 	r.mu.Lock()
@@ -157,4 +178,78 @@ func newClient(t testing.TB, addr string) *redis.Client {
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// pauseKind is a way to make Redis stop answering for a while, each as a
+// real deployment sees it: its process stopped (SIGSTOP: a host frozen, a
+// long GC of a VM), busy in one command (DEBUG SLEEP: a slow script or
+// KEYS), or its clients paused (CLIENT PAUSE: a failover's or an
+// operator's). Connections stay open throughout; commands sent meanwhile
+// run when it resumes.
+type pauseKind string
+
+const (
+	pauseStop   pauseKind = "sigstop"
+	pauseSleep  pauseKind = "debug-sleep"
+	pauseClient pauseKind = "client-pause"
+)
+
+var pauseKinds = []pauseKind{pauseStop, pauseSleep, pauseClient}
+
+// pauseFor makes the server stop answering for d, in way k, and returns
+// at once; the returned channel is closed when the server answers again
+// (for DEBUG SLEEP and CLIENT PAUSE, when the pause has ended on the
+// server's own clock).
+func (r *redisServer) pauseFor(t testing.TB, k pauseKind, d time.Duration) <-chan struct{} {
+	t.Helper()
+	resumed := make(chan struct{})
+	switch k {
+	case pauseStop:
+		r.pause()
+		timer := time.AfterFunc(d, func() { r.resume(); close(resumed) })
+		t.Cleanup(func() {
+			if timer.Stop() {
+				r.resume()
+				close(resumed)
+			}
+		})
+	case pauseSleep:
+		c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
+		started := make(chan struct{})
+		go func() {
+			defer close(resumed)
+			defer c.Close()
+			close(started)
+			_ = c.Do(context.Background(), "DEBUG", "SLEEP", fmt.Sprintf("%.3f", d.Seconds())).Err()
+		}()
+		<-started
+		t.Cleanup(func() { <-resumed })
+		// DEBUG SLEEP blocks Redis from the moment it reads it: wait until
+		// another client is refused an answer, so the caller's next
+		// command is surely behind it.
+		waitStalled(t, r.addr)
+	case pauseClient:
+		c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
+		defer c.Close()
+		require.NoError(t, c.Do(context.Background(), "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err())
+		timer := time.AfterFunc(d, func() { close(resumed) })
+		t.Cleanup(func() { timer.Stop() })
+	}
+	return resumed
+}
+
+// waitStalled waits until a PING to addr goes unanswered for 50 ms.
+func waitStalled(t testing.TB, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	for range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+	t.Fatal("redis-server kept answering")
 }
