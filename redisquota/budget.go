@@ -90,6 +90,7 @@ func NewBudget(c redis.Scripter, key string, n int, opts ...Option) (*Budget, er
 		name:  strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(id[:]),
 	}
 	b.rel = newReleaser(b)
+	h.probeFn = b.doSync
 	if o.policy.fallback {
 		b.local = &localBudget{slots: make(chan struct{}, n/o.policy.share)}
 	}

@@ -8,19 +8,25 @@ import (
 )
 
 // health tracks whether Redis answers, for one Limiter or Budget: after a
-// failed round trip it is down for the probe interval (calls skip Redis),
-// and the first failure and the first success after it are logged and
-// reported. It counts the round trips and their latencies for Stats. It
-// is safe for concurrent use.
+// failed round trip it is down (calls skip Redis, and follow the policy at
+// once) until a round trip succeeds; every probe interval a call starts a
+// probe on a goroutine of its own. The first failure and the first
+// success after it are logged and reported. It counts the round trips and
+// their latencies for Stats. It is safe for concurrent use.
 type health struct {
-	key    string // never changed
-	policy Policy // never changed
-	probe  time.Duration
-	log    *slog.Logger
-	rep    *reporter // nil: no observer
-	base   time.Time // never changed: times below are nanoseconds since it (monotonic)
+	key     string // never changed
+	policy  Policy // never changed
+	probe   time.Duration
+	timeout time.Duration
+	log     *slog.Logger
+	rep     *reporter // nil: no observer
+	base    time.Time // never changed: times below are nanoseconds since it (monotonic)
+	// probeFn is the probe's round trip (a sync); set by the constructor,
+	// then never changed.
+	probeFn func(context.Context) error
 
-	downUntil atomic.Int64 // Redis is not asked before then
+	downUntil atomic.Int64 // no probe before then
+	probing   atomic.Bool  // a probe runs
 	down      atomic.Bool  // in an outage: set by the first failure, cleared by a success
 	outages   atomic.Int64 // outages begun: a new one makes the fallback start afresh
 
@@ -34,13 +40,28 @@ type health struct {
 }
 
 func newHealth(key string, o options) *health {
-	return &health{key: key, policy: o.policy, probe: o.probe, log: o.log, rep: newReporter(o, key), base: time.Now()}
+	return &health{key: key, policy: o.policy, probe: o.probe, timeout: o.timeout, log: o.log, rep: newReporter(o, key), base: time.Now()}
 }
 
 func (h *health) now() int64 { return int64(time.Since(h.base)) }
 
-// skip reports whether Redis is down and not to be asked now.
-func (h *health) skip() bool { return h.down.Load() && h.now() < h.downUntil.Load() }
+// skip reports whether Redis is down: calls then follow the policy at
+// once, without a round trip. Once the probe interval has passed since
+// the last failure, the call that sees it starts a probe (one at a time),
+// on a goroutine of its own, bounded by the Timeout: its success ends the
+// outage, its failure starts the interval again.
+func (h *health) skip() bool {
+	if !h.down.Load() {
+		return false
+	}
+	if h.now() >= h.downUntil.Load() && h.probing.CompareAndSwap(false, true) {
+		go func() {
+			defer h.probing.Store(false)
+			_ = h.probeFn(context.Background()) // bounded by the Timeout option
+		}()
+	}
+	return true
+}
 
 // downState is the state an outage puts the quota in.
 func (h *health) downState() string {

@@ -67,6 +67,7 @@ func NewLimiter(c redis.Scripter, key string, r ratelimit.Rate, opts ...Option) 
 		sync:  newSyncer(keys.rate, fmt.Sprintf("%d per %v, burst %d", r.Num, r.Per, o.burst), o.check, h),
 		clock: newRedisClock(),
 	}
+	h.probeFn = l.doSync
 	l.unavailable = &UnavailableError{Key: keys.rate}
 	if o.policy.fallback {
 		l.local = newLocalRate(r, o.burst, o.policy.share)

@@ -29,15 +29,17 @@ type redisServer struct {
 	bin  string
 	port int
 	addr string
+	args []string // given to startRedis, after the defaults (so they win)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // guarded by mu; nil while stopped
 	done chan struct{} // guarded by mu; closed when cmd has exited
 }
 
-// startRedis starts redis-server for t, or skips t when it is not
-// installed. It is stopped when t ends.
-func startRedis(t testing.TB) *redisServer {
+// startRedis starts redis-server for t, with args after the tests'
+// defaults (no persistence), or skips t when it is not installed. It is
+// stopped when t ends.
+func startRedis(t testing.TB, args ...string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -45,7 +47,7 @@ func startRedis(t testing.TB) *redisServer {
 	}
 	var last error
 	for range 3 { // a free port may be taken before redis-server binds it
-		r := &redisServer{t: t, bin: bin, port: freePort(t)}
+		r := &redisServer{t: t, bin: bin, port: freePort(t), args: args}
 		r.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port))
 		if last = r.start(); last == nil {
 			t.Cleanup(r.stop)
@@ -71,6 +73,7 @@ func freePort(t testing.TB) int {
 func (r *redisServer) start() error {
 	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", os.TempDir(), "--loglevel", "warning"}
+	args = append(args, r.args...)
 	if debugCommandOption() {
 		args = append(args, "--enable-debug-command", "yes") // DEBUG SLEEP, for the pause tests
 	}
@@ -252,4 +255,20 @@ func waitStalled(t testing.TB, addr string) {
 		}
 	}
 	t.Fatal("redis-server kept answering")
+}
+
+// calls returns how many times the server ran command (lower case),
+// scripts' calls included (INFO commandstats).
+func (r *redisServer) calls(t testing.TB, command string) int {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	m := regexp.MustCompile(`cmdstat_` + command + `:calls=(\d+)`).FindStringSubmatch(info)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -136,6 +136,9 @@ func (r *releaser) close(ctx context.Context) error {
 	if done != nil {
 		<-done
 	}
+	r.mu.Lock()
+	clear(r.pending) // given up: they expire in Redis
+	r.mu.Unlock()
 	return err
 }
 
