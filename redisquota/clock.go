@@ -46,6 +46,15 @@ func (c *redisClock) observe(sent, got time.Time, redisUs int64) {
 	c.mu.Unlock()
 }
 
+// estimate returns Redis's time at local time t, as best known, and false when
+// no round trip has told the offset yet.
+func (c *redisClock) estimate(t time.Time) (int64, bool) {
+	l := c.local(t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return l + c.offset, c.known
+}
+
 // earliest returns the earliest Redis time that local time t may be, and
 // false when no round trip has told the offset yet.
 func (c *redisClock) earliest(t time.Time) (int64, bool) {

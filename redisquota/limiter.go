@@ -104,25 +104,29 @@ func (l *Limiter) Allow(ctx context.Context) (ok bool, retryAfter time.Duration,
 			return l.failed(ctx, err)
 		}
 	}
-	owed := l.local.takeOwed()
 	start := time.Now()
+	owed, first := l.local.takeOwed(start)
+	var from int64
+	if owed > 0 {
+		from, _ = l.clock.estimate(first)
+	}
 	dl := deadline(ctx, l.clock, start, l.timeout)
 	var res []int64
 	err = l.h.roundTrip(ctx, OpAllow, l.timeout, func(rctx context.Context) error {
 		var err error
-		res, err = gcraScript.Run(rctx, l.c, []string{l.keys.rate}, l.interval, l.tolerance, dl, owed).Int64Slice()
+		res, err = gcraScript.Run(rctx, l.c, []string{l.keys.rate}, l.interval, l.tolerance, dl, owed, from).Int64Slice()
 		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("redisquota: unexpected script reply %v", res)
 		}
 		return err
 	})
 	if err != nil {
-		l.local.owe(owed) // counted again, should the script have run: never too few
+		l.local.owe() // counted again, should the script have run: never too few
 		return l.failed(ctx, err)
 	}
 	l.clock.observe(start, time.Now(), res[2])
 	if res[0] == -1 {
-		l.local.owe(owed)
+		l.local.owe()
 		l.h.failed(errLate)
 		return l.failed(ctx, errLate)
 	}

@@ -20,9 +20,10 @@ import (
 //
 // An outage's first local unit comes one Per after it began, so that a
 // span of Per never holds both the units Redis granted before and the
-// local ones; and the units granted locally (as many as a Per holds at
-// most) are owed to Redis, which counts them at the first round trip
-// after it is back, so that a span across the end holds no more either.
+// local ones; and the units granted locally in the last Per are owed to
+// Redis, which counts them at the first round trip after it is back, at
+// the times they were granted, so that a span across the end holds no
+// more either.
 //
 // A share below one call per period (Num < n) is none: calls then wait
 // for Redis. It is safe for concurrent use; a nil *localRate is the
@@ -33,7 +34,7 @@ type localRate struct {
 	per       time.Duration // never changed
 	most      int64         // never changed: the most units one span of Per holds
 
-	owed atomic.Int64 // local units Redis has not counted yet
+	owes atomic.Bool // local units were granted that Redis has not counted yet
 
 	mu     sync.Mutex
 	tat    time.Time // guarded by mu
@@ -77,27 +78,38 @@ func (l *localRate) take(now time.Time, outage int64) (bool, time.Duration) {
 		return false, due.Sub(now)
 	}
 	l.tat = tat.Add(l.interval)
-	if l.owed.Add(1) > l.most {
-		l.owed.Store(l.most)
-	}
+	l.owes.Store(true)
 	return true, max(l.tat.Add(-l.tolerance).Sub(now), 0)
 }
 
-// takeOwed returns the units owed to Redis, and owes none.
-func (l *localRate) takeOwed() int64 {
-	if l == nil || l.owed.Load() == 0 {
-		return 0
+// takeOwed returns how many local units were granted in the span of Per
+// before now, and when the first of them was (by its slot in the
+// schedule: the units were granted at their slots or up to the tolerance
+// before, one interval apart), and owes none from then on.
+func (l *localRate) takeOwed(now time.Time) (n int64, first time.Time) {
+	if l == nil || !l.owes.Load() {
+		return 0, time.Time{}
 	}
-	return l.owed.Swap(0)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.owes.Swap(false) {
+		return 0, time.Time{}
+	}
+	// The slots granted are tat-interval, tat-2*interval, ...: count
+	// those after now-Per.
+	last := l.tat.Add(-l.interval)
+	if x := last.Sub(now.Add(-l.per)); x > 0 {
+		n = min(int64((x+l.interval-1)/l.interval), l.most)
+		first = l.tat.Add(-time.Duration(n) * l.interval)
+	}
+	return n, first
 }
 
-// owe owes n units again (a round trip that carried them failed).
-func (l *localRate) owe(n int64) {
-	if l == nil || n == 0 {
-		return
-	}
-	if l.owed.Add(n) > l.most {
-		l.owed.Store(l.most)
+// owe has the units taken by takeOwed counted again at the next round
+// trip (the one that carried them failed).
+func (l *localRate) owe() {
+	if l != nil {
+		l.owes.Store(true)
 	}
 }
 

@@ -26,7 +26,10 @@ local now = math.floor(us / 1000)
 // KEYS[1] the rate's key; ARGV[1] the interval between calls, ARGV[2] the
 // burst tolerance ((burst-1) intervals), ARGV[3] the caller's deadline on
 // Redis's clock (0: none), all in microseconds; ARGV[4] units the process
-// granted itself while Redis was away, to count now. It returns {1, wait,
+// granted itself while Redis was away, to count now, the first of them at
+// ARGV[5] (Redis's clock, µs): they are counted as granted one interval
+// apart from then on (or from the time already counted, if later). It
+// returns {1, wait,
 // us} when the call may go (wait: microseconds until the next unit, 0 if
 // one is left now), {0, wait, us} when it may not (wait: until it may),
 // and {-1, 0, us} when it came after the deadline (nothing spent: the
@@ -38,8 +41,8 @@ local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local owed = tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if owed > 0 then tat = math.max(tat, tonumber(ARGV[5])) + owed * interval end
 if tat < us then tat = us end
-tat = tat + owed * interval
 local due = tat - tolerance
 if us < due then
   if owed > 0 then
