@@ -38,14 +38,14 @@ func (b *Budget) acquire(ctx context.Context) (*Lease, error) {
 				return nil, err
 			}
 		}
-		epoch := b.sync.epoch.Load() // set before the sync's due time: not nil once due says false
+		epoch := b.sync.epoch.Load() // a string, set before the sync's due time: there once due says false
 		name := b.name + "-" + strconv.FormatUint(b.seq.Add(1), 36)
 		start := time.Now()
 		dl := deadline(ctx, b.clock, start, b.timeout)
 		var res []int64
 		err := b.h.roundTrip(ctx, OpAcquire, b.timeout, func(rctx context.Context) error {
 			var err error
-			res, err = acquireScript.Run(rctx, b.c, b.keys.list(), b.n, b.ttl.Milliseconds(), name, dl, *epoch).Int64Slice()
+			res, err = acquireScript.Run(rctx, b.c, b.keys.leased, b.nArg, b.ttlArg, name, dl, epoch).Int64Slice()
 			if err == nil && len(res) < 2 {
 				err = fmt.Errorf("redisquota: unexpected script reply %v", res)
 			}
@@ -90,15 +90,12 @@ func (b *Budget) acquire(ctx context.Context) (*Lease, error) {
 // doSync syncs the budget with Redis (see sync.go).
 func (b *Budget) doSync(ctx context.Context) error {
 	outages := b.h.outages.Load()
-	known := ""
-	if e := b.sync.epoch.Load(); e != nil {
-		known = *e
-	}
+	known, _ := b.sync.epoch.Load().(string)
 	start := time.Now()
 	var r []any
 	err := b.h.roundTrip(ctx, OpSync, b.timeout, func(rctx context.Context) error {
 		var err error
-		r, err = budgetSyncScript.Run(rctx, b.c, []string{b.keys.conf, b.keys.epoch, b.keys.hold},
+		r, err = budgetSyncScript.Run(rctx, b.c, b.keys.sync,
 			b.sync.settings, b.sync.stale(), b.ttl.Milliseconds(), known).Slice()
 		if err == nil && len(r) < 3 {
 			err = fmt.Errorf("redisquota: unexpected script reply %v", r)
@@ -112,7 +109,7 @@ func (b *Budget) doSync(ctx context.Context) error {
 	epoch, _ := r[1].(string)
 	left, _ := r[2].(int64)
 	b.clock.observe(start, time.Now(), us)
-	b.sync.epoch.Store(&epoch)
+	b.sync.epoch.Store(epoch)
 	if left > 0 {
 		b.heldBack(left)
 	}
@@ -153,7 +150,7 @@ func (b *Budget) renewOnce(ctx context.Context, name string) (int64, error) {
 		var res int64
 		err := b.h.roundTrip(ctx, OpRenew, b.timeout, func(rctx context.Context) error {
 			var err error
-			res, err = renewScript.Run(rctx, b.c, b.keys.list(), b.ttl.Milliseconds(), name, *epoch).Int64()
+			res, err = renewScript.Run(rctx, b.c, b.keys.leased, b.ttlArg, name, epoch).Int64()
 			return err
 		})
 		switch {
@@ -169,12 +166,8 @@ func (b *Budget) renewOnce(ctx context.Context, name string) (int64, error) {
 }
 
 // releaseNames gives the leases names back, in one round trip.
-func (b *Budget) releaseNames(ctx context.Context, names []string) error {
-	args := make([]any, len(names))
-	for i, n := range names {
-		args[i] = n
-	}
+func (b *Budget) releaseNames(ctx context.Context, names ...any) error {
 	return b.h.roundTrip(ctx, OpRelease, b.timeout, func(rctx context.Context) error {
-		return releaseScript.Run(rctx, b.c, []string{b.key}, args...).Err()
+		return releaseScript.Run(rctx, b.c, b.keys.only, names...).Err()
 	})
 }

@@ -42,7 +42,9 @@ type Budget struct {
 	keys    budgetKeys
 	key     string // keys.leases
 	n       int
+	nArg    any // n, boxed once for the scripts
 	ttl     time.Duration
+	ttlArg  any // the TTL in milliseconds, boxed once
 	timeout time.Duration
 	poll    time.Duration
 	h       *health
@@ -84,7 +86,7 @@ func NewBudget(c redis.Scripter, key string, n int, opts ...Option) (*Budget, er
 	_, _ = crand.Read(id[:]) // never fails (crypto/rand)
 	h := newHealth(keys.leases, o)
 	b := &Budget{
-		c: c, keys: keys, key: keys.leases, n: n, ttl: o.ttl, timeout: o.timeout, poll: o.poll, h: h,
+		c: c, keys: keys, key: keys.leases, n: n, nArg: n, ttl: o.ttl, ttlArg: o.ttl.Milliseconds(), timeout: o.timeout, poll: o.poll, h: h,
 		sync:  newSyncer(keys.leases, fmt.Sprintf("budget %d, lease TTL %v", n, o.ttl), o.check, h),
 		clock: newRedisClock(),
 		name:  strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(id[:]),
@@ -178,7 +180,7 @@ func (b *Budget) InUse(ctx context.Context) (int, error) {
 	var n int64
 	err := b.h.roundTrip(ctx, OpInUse, b.timeout, func(rctx context.Context) error {
 		var err error
-		n, err = inUseScript.Run(rctx, b.c, []string{b.key}).Int64()
+		n, err = inUseScript.Run(rctx, b.c, b.keys.only).Int64()
 		return err
 	})
 	if err != nil {

@@ -23,27 +23,36 @@ func checkPrefix(p string) error {
 	return nil
 }
 
-// rateKeys are a Limiter's keys.
+// rateKeys are a Limiter's keys, and the KEYS of its scripts (made once:
+// go-redis only reads them).
 type rateKeys struct {
 	rate string // the GCRA time
 	conf string // the settings of the processes that use it
+
+	gcra, sync []string
 }
 
 func newRateKeys(base string) rateKeys {
-	return rateKeys{rate: base + ":rate", conf: base + ":rate:conf"}
+	k := rateKeys{rate: base + ":rate", conf: base + ":rate:conf"}
+	k.gcra, k.sync = []string{k.rate}, []string{k.conf}
+	return k
 }
 
-// budgetKeys are a Budget's keys.
+// budgetKeys are a Budget's keys, and the KEYS of its scripts (made once:
+// go-redis only reads them).
 type budgetKeys struct {
 	leases string // sorted set: lease name -> expiry (ms, Redis's clock)
 	conf   string // the settings of the processes that use it
 	epoch  string // which Redis state the leases belong to (see sync.go)
 	hold   string // present while new leases are held back
+
+	leased []string // the acquire and renew scripts': leases, epoch, hold
+	only   []string // the release and in-use scripts': leases
+	sync   []string // the sync script's: conf, epoch, hold
 }
 
 func newBudgetKeys(base string) budgetKeys {
-	return budgetKeys{leases: base + ":budget", conf: base + ":budget:conf", epoch: base + ":budget:epoch", hold: base + ":budget:hold"}
+	k := budgetKeys{leases: base + ":budget", conf: base + ":budget:conf", epoch: base + ":budget:epoch", hold: base + ":budget:hold"}
+	k.leased, k.only, k.sync = []string{k.leases, k.epoch, k.hold}, []string{k.leases}, []string{k.conf, k.epoch, k.hold}
+	return k
 }
-
-// list is the keys in the order the budget's scripts take them.
-func (k budgetKeys) list() []string { return []string{k.leases, k.epoch, k.hold} }

@@ -111,7 +111,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	var err error
 	if !b.h.skip() {
-		err = b.releaseNames(ctx, []string{l.name})
+		err = b.releaseNames(ctx, l.name)
 		if err == nil {
 			return nil
 		}

@@ -26,8 +26,8 @@ type Limiter struct {
 	c           redis.Scripter
 	keys        rateKeys
 	rate        ratelimit.Rate
-	interval    int64 // microseconds between calls
-	tolerance   int64 // microseconds: (burst-1) intervals
+	ivArg       any // µs between calls (an int64, boxed once for the script)
+	tolArg      any // µs of burst tolerance: (burst-1) intervals
 	timeout     time.Duration
 	h           *health
 	sync        *syncer
@@ -63,7 +63,7 @@ func NewLimiter(c redis.Scripter, key string, r ratelimit.Rate, opts ...Option) 
 	keys := newRateKeys(keyBase(o.prefix, key))
 	h := newHealth(keys.rate, o)
 	l := &Limiter{
-		c: c, keys: keys, rate: r, interval: iv, tolerance: int64(o.burst-1) * iv, timeout: o.timeout, h: h,
+		c: c, keys: keys, rate: r, ivArg: iv, tolArg: int64(o.burst-1) * iv, timeout: o.timeout, h: h,
 		sync:  newSyncer(keys.rate, fmt.Sprintf("%d per %v, burst %d", r.Num, r.Per, o.burst), o.check, h),
 		clock: newRedisClock(),
 	}
@@ -114,7 +114,7 @@ func (l *Limiter) Allow(ctx context.Context) (ok bool, retryAfter time.Duration,
 	var res []int64
 	err = l.h.roundTrip(ctx, OpAllow, l.timeout, func(rctx context.Context) error {
 		var err error
-		res, err = gcraScript.Run(rctx, l.c, []string{l.keys.rate}, l.interval, l.tolerance, dl, owed, from).Int64Slice()
+		res, err = gcraScript.Run(rctx, l.c, l.keys.gcra, l.ivArg, l.tolArg, dl, owed, from).Int64Slice()
 		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("redisquota: unexpected script reply %v", res)
 		}
@@ -158,7 +158,7 @@ func (l *Limiter) doSync(ctx context.Context) error {
 	var r []any
 	err := l.h.roundTrip(ctx, OpSync, l.timeout, func(rctx context.Context) error {
 		var err error
-		r, err = rateSyncScript.Run(rctx, l.c, []string{l.keys.conf}, l.sync.settings, l.sync.stale()).Slice()
+		r, err = rateSyncScript.Run(rctx, l.c, l.keys.sync, l.sync.settings, l.sync.stale()).Slice()
 		if err == nil && len(r) < 1 {
 			err = fmt.Errorf("redisquota: unexpected script reply %v", r)
 		}

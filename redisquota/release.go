@@ -61,10 +61,10 @@ func (r *releaser) pendingCount() int {
 
 // batch drops the leases that have expired, and returns up to maxBatch of
 // the others; none (and the goroutine's end, marked) when none is left.
-func (r *releaser) batch(now time.Time) []string {
+func (r *releaser) batch(now time.Time) []any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var names []string
+	var names []any
 	for name, until := range r.pending {
 		switch {
 		case now.After(until):
@@ -79,10 +79,10 @@ func (r *releaser) batch(now time.Time) []string {
 	return names
 }
 
-func (r *releaser) remove(names []string) {
+func (r *releaser) remove(names []any) {
 	r.mu.Lock()
 	for _, n := range names {
-		delete(r.pending, n)
+		delete(r.pending, n.(string))
 	}
 	r.mu.Unlock()
 }
@@ -108,7 +108,7 @@ func (r *releaser) run(done chan struct{}) {
 			return
 		}
 		r.b.h.rep.retried(OpRelease, attempt)
-		if err := r.b.releaseNames(r.ctx, names); err == nil {
+		if err := r.b.releaseNames(r.ctx, names...); err == nil {
 			r.remove(names)
 			wait = retryFirst
 		} else {

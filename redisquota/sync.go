@@ -92,7 +92,7 @@ type syncer struct {
 	every    time.Duration
 	h        *health
 
-	epoch   atomic.Pointer[string] // the epoch last seen (a Budget's); nil before the first sync
+	epoch   atomic.Value // the epoch last seen (a Budget's; a string, kept boxed for the scripts); nil before the first sync
 	next    atomic.Int64           // health.now() when the next sync is due; 0 before the first
 	outages atomic.Int64           // health.outages at the last sync
 
