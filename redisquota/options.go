@@ -52,7 +52,8 @@ func Timeout(d time.Duration) Option { return func(o *options) { o.timeout = d }
 
 // Probe sets how long Redis is left alone after a failed round trip
 // (default DefaultProbe): calls meanwhile follow the policy without asking
-// it.
+// it; then the next call starts a probe in the background (one at a time),
+// and a probe that fails starts the interval again.
 func Probe(d time.Duration) Option { return func(o *options) { o.probe = d } }
 
 // Logger sets where the warnings go (default slog.Default()).

@@ -93,8 +93,8 @@ type syncer struct {
 	h        *health
 
 	epoch   atomic.Value // the epoch last seen (a Budget's; a string, kept boxed for the scripts); nil before the first sync
-	next    atomic.Int64           // health.now() when the next sync is due; 0 before the first
-	outages atomic.Int64           // health.outages at the last sync
+	next    atomic.Int64 // health.now() when the next sync is due; 0 before the first
+	outages atomic.Int64 // health.outages at the last sync
 
 	mu     sync.Mutex
 	others []string // the other settings last read; guarded by mu
