@@ -90,7 +90,7 @@ func BenchmarkAdmission(b *testing.B) {
 			benchStage(b, svc, par)
 		})
 		b.Run(mode+"/sharedlimit", func(b *testing.B) {
-			bud, err := redisquota.NewBudget(newClient(b, r.addr), b.Name(), 1000)
+			bud, err := newBudget(b, newClient(b, r.addr), b.Name(), 1000)
 			if err != nil {
 				b.Fatal(err)
 			}

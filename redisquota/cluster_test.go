@@ -37,6 +37,7 @@ func startCluster(t *testing.T) *redisServer {
 // keys) run, renewals included, and every key is the prefix and the
 // name's hash tag.
 func TestTheQuotasRunOnARedisClusterWithAPrefix(t *testing.T) {
+	t.Parallel()
 	r := startCluster(t)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{r.addr}, ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = cc.Close() })
@@ -50,9 +51,8 @@ func TestTheQuotasRunOnARedisClusterWithAPrefix(t *testing.T) {
 	require.NoError(t, lim.Check(ctx))
 
 	const ttl = 300 * time.Millisecond
-	b, err := redisquota.NewBudget(cc, "ocr", 2, redisquota.Prefix(prefix), redisquota.LeaseTTL(ttl))
+	b, err := newBudget(t, cc, "ocr", 2, redisquota.Prefix(prefix), redisquota.LeaseTTL(ttl))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close(ctx) })
 	l, err := b.TryAcquire(ctx)
 	require.NoError(t, err)
 	require.True(t, waitFor(patience, func() bool { return b.Stats().RoundTrips >= 4 }), "renewed twice")

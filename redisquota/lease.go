@@ -77,8 +77,11 @@ func (l *Lease) renew() {
 			b.reregistered.Add(1)
 		}
 		l.expires = got.Add(b.ttl)
-		if l.released { // released meanwhile: the renewal may have come after the release
+		switch {
+		case l.released && res == 2: // put back after its release: give it back again
 			b.rel.add(l.name, l.expires)
+		case l.released: // renewed before its release ran: a release being retried waits longer
+			b.rel.extend(l.name, l.expires)
 		}
 	}
 	if !l.released && !l.lost {
@@ -102,7 +105,6 @@ func (l *Lease) Release(ctx context.Context) error {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	expires := l.expires
 	l.mu.Unlock()
 	b := l.b
 	if l.local {
@@ -117,6 +119,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		}
 	}
 	b.releaseFails.Add(1)
+	l.mu.Lock()
+	expires := l.expires // read now: a renewal under way meanwhile extended it
+	l.mu.Unlock()
 	b.rel.add(l.name, expires)
 	return &UnavailableError{Key: b.key, Err: err}
 }

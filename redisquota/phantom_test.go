@@ -24,7 +24,7 @@ func TestAnAcquisitionThatTimedOutHoldsNoLeaseOnceRedisAnswers(t *testing.T) {
 			r := startRedis(t)
 			ctx := context.Background()
 			const ttl = 3 * time.Second
-			b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
+			b, err := newBudget(t, r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
 			require.NoError(t, err)
 			l, err := b.TryAcquire(ctx) // Redis answers: the budget knows it
 			require.NoError(t, err)
@@ -60,12 +60,12 @@ func isUnavailable(err error) bool { return errors.Is(err, redisquota.ErrUnavail
 // background: once Redis answers, the lease is free within a second, not
 // after its TTL; Stats count the failure while it is pending.
 func TestAFailedReleaseIsRetriedUntilRedisTakesIt(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	ctx := context.Background()
 	const ttl = 3 * time.Second
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
+	b, err := newBudget(t, r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close(ctx) })
 	l, err := b.TryAcquire(ctx)
 	require.NoError(t, err)
 
@@ -90,9 +90,10 @@ func TestAFailedReleaseIsRetriedUntilRedisTakesIt(t *testing.T) {
 // spec: QF1 — the background releases honour Close's context: with Redis
 // gone, Close gives up on them when its context ends, at once.
 func TestCloseGivesUpOnPendingReleasesWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	ctx := context.Background()
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.Logger(discard()))
+	b, err := newBudget(t, r.client(t), t.Name(), 1, redisquota.Logger(discard()))
 	require.NoError(t, err)
 	l, err := b.TryAcquire(ctx)
 	require.NoError(t, err)

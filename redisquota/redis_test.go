@@ -16,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-go/troupe/redisquota"
 )
 
 // installHint is what a test that needs redis-server says when it is
@@ -271,4 +273,18 @@ func (r *redisServer) calls(t testing.TB, command string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// newBudget is redisquota.NewBudget, the budget closed when tb ends (before
+// the server stops; its background releases given up after a second).
+func newBudget(tb testing.TB, c redis.Scripter, key string, n int, opts ...redisquota.Option) (*redisquota.Budget, error) {
+	b, err := redisquota.NewBudget(c, key, n, opts...)
+	if err == nil {
+		tb.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = b.Close(ctx)
+		})
+	}
+	return b, err
 }

@@ -53,6 +53,15 @@ func (r *releaser) add(name string, until time.Time) {
 	}
 }
 
+// extend makes a pending release of name wait until until, if later.
+func (r *releaser) extend(name string, until time.Time) {
+	r.mu.Lock()
+	if u, ok := r.pending[name]; ok && until.After(u) {
+		r.pending[name] = until
+	}
+	r.mu.Unlock()
+}
+
 func (r *releaser) pendingCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -22,6 +22,7 @@ import (
 // the hold-back the budget is still spent until they end. The server never
 // sees more than 4 at once.
 func TestARestartThatLostTheLeasesHoldsTheBudgetBackForOneTTL(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	srv := startArrivals(t)
 	hold := make(chan struct{})
@@ -29,7 +30,7 @@ func TestARestartThatLostTheLeasesHoldsTheBudgetBackForOneTTL(t *testing.T) {
 	ctx := context.Background()
 	const ttl = 1500 * time.Millisecond
 	log := &troupetest.Log{}
-	running, err := redisquota.NewBudget(r.client(t), t.Name(), 4, redisquota.LeaseTTL(ttl), redisquota.Logger(log.Logger()))
+	running, err := newBudget(t, r.client(t), t.Name(), 4, redisquota.LeaseTTL(ttl), redisquota.Logger(log.Logger()))
 	require.NoError(t, err)
 	st := limitStack(t, running, srv.url)
 	var outs []<-chan troupetest.Result[int]
@@ -42,7 +43,7 @@ func TestARestartThatLostTheLeasesHoldsTheBudgetBackForOneTTL(t *testing.T) {
 	r.restart()
 	restarted := time.Now()
 	require.True(t, waitFor(ttl, func() bool { return running.Stats().HeldBack }), "the renewals saw the leases gone")
-	other, err := redisquota.NewBudget(r.client(t), t.Name(), 4, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
+	other, err := newBudget(t, r.client(t), t.Name(), 4, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
 	require.NoError(t, err)
 	_, err = other.TryAcquire(ctx)
 	require.ErrorIs(t, err, redisquota.ErrHeldBack, "no new lease while the running calls' are not all back")
@@ -79,10 +80,11 @@ func TestARestartThatLostTheLeasesHoldsTheBudgetBackForOneTTL(t *testing.T) {
 // the epoch names another server's run id, so even a process that never
 // saw it before holds the budget back for one TTL.
 func TestARedisWithAnotherServersStateHoldsTheBudgetBack(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t, "--dir", t.TempDir(), "--dbfilename", "dump.rdb")
 	ctx := context.Background()
 	const ttl = time.Second
-	first, err := redisquota.NewBudget(r.client(t), t.Name(), 2, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
+	first, err := newBudget(t, r.client(t), t.Name(), 2, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
 	require.NoError(t, err)
 	l, err := first.TryAcquire(ctx)
 	require.NoError(t, err)
@@ -93,7 +95,7 @@ func TestARedisWithAnotherServersStateHoldsTheBudgetBack(t *testing.T) {
 	r.stop()
 	r.restart() // loads the dump: the epoch is there, with the old run id
 
-	fresh, err := redisquota.NewBudget(r.client(t), t.Name(), 2, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
+	fresh, err := newBudget(t, r.client(t), t.Name(), 2, redisquota.LeaseTTL(ttl), redisquota.Logger(discard()))
 	require.NoError(t, err)
 	_, err = fresh.TryAcquire(ctx)
 	require.ErrorIs(t, err, redisquota.ErrHeldBack)

@@ -19,6 +19,7 @@ import (
 // at its next sync (CheckEvery), and both report it in Stats. Once the
 // other is gone (its entry not renewed), they agree again.
 func TestLimitersSharingAKeyWithDifferentRatesAreTold(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	ctx := context.Background()
 	oldLog, newLog := &troupetest.Log{}, &troupetest.Log{}
@@ -60,13 +61,14 @@ func TestLimitersSharingAKeyWithDifferentRatesAreTold(t *testing.T) {
 
 // spec: QF4 — the same for Budgets: two sizes on one key.
 func TestBudgetsSharingAKeyWithDifferentSizesAreTold(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	ctx := context.Background()
 	log := &troupetest.Log{}
-	a, err := redisquota.NewBudget(r.client(t), t.Name(), 20, redisquota.Logger(discard()))
+	a, err := newBudget(t, r.client(t), t.Name(), 20, redisquota.Logger(discard()))
 	require.NoError(t, err)
 	require.NoError(t, a.Check(ctx))
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 30, redisquota.Logger(log.Logger()))
+	b, err := newBudget(t, r.client(t), t.Name(), 30, redisquota.Logger(log.Logger()))
 	require.NoError(t, err)
 	l, err := b.TryAcquire(ctx)
 	require.NoError(t, err)
