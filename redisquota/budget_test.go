@@ -48,7 +48,7 @@ func TestQ2_BudgetSharedByStacksNeverExceeded(t *testing.T) {
 	var budgets []*redisquota.Budget
 	for i := range 4 {
 		if i < 2 {
-			b, err := redisquota.NewBudget(r.client(t), t.Name(), 3)
+			b, err := newBudget(t, r.client(t), t.Name(), 3)
 			require.NoError(t, err)
 			budgets = append(budgets, b)
 		}
@@ -81,14 +81,19 @@ func TestQ2_LeaseRenewedWhileTheCallRunsReleasedWithItsOutcome(t *testing.T) {
 	hold := make(chan struct{})
 	srv.setHold(hold)
 	const ttl = 400 * time.Millisecond
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl))
+	b, err := newBudget(t, r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl))
 	require.NoError(t, err)
 	st := limitStack(t, b, srv.url)
 	out := troupetest.Go[int, int](context.Background(), st, 1)
 	require.True(t, waitFor(patience, func() bool { n, _, _ := srv.stats(); return n == 1 }))
 	stats, ok := st.Stats("sharedlimit")
 	require.True(t, ok)
-	assert.Equal(t, redisquota.LimitSnapshot{Held: 1}, stats.Detail, "the stage's own counters are its Stats' Detail")
+	snap, ok := stats.Detail.(redisquota.LimitSnapshot)
+	require.True(t, ok, "the stage's own counters are its Stats' Detail: %#v", stats.Detail)
+	assert.Equal(t, 1, snap.Held)
+	assert.Zero(t, snap.Releasing)
+	assert.Equal(t, b.Key(), snap.Budget.Key, "with the budget's own")
+	assert.Equal(t, int64(2), snap.Budget.RoundTrips, "a sync, then the acquisition")
 	held := time.Now()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -111,7 +116,7 @@ func TestQ2_LeaseOfAKilledProcessExpires(t *testing.T) {
 	srv := startArrivals(t)
 	srv.setHold(make(chan struct{})) // never answered: the child holds its lease until killed
 	const ttl = 600 * time.Millisecond
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl))
+	b, err := newBudget(t, r.client(t), t.Name(), 1, redisquota.LeaseTTL(ttl))
 	require.NoError(t, err)
 	cmd, out := startChild(t, childSpec{role: "lease", redis: r.addr, url: srv.url, key: t.Name(), budget: 1, ttl: ttl})
 	require.True(t, waitFor(10*time.Second, func() bool { n, _, _ := srv.stats(); return n == 1 }), "the child's call: %s", out)
@@ -143,10 +148,10 @@ func TestQ3_BudgetWhileRedisIsStopped(t *testing.T) {
 	r := startRedis(t)
 	srv := startArrivals(t)
 	ctx := context.Background()
-	closed, err := redisquota.NewBudget(r.client(t), t.Name(), 4, redisquota.Logger(discard()))
+	closed, err := newBudget(t, r.client(t), t.Name(), 4, redisquota.Logger(discard()))
 	require.NoError(t, err)
 	log := &troupetest.Log{}
-	fallback, err := redisquota.NewBudget(r.client(t), t.Name(), 4, redisquota.OnUnavailable(redisquota.Fallback(2)), redisquota.Logger(log.Logger()))
+	fallback, err := newBudget(t, r.client(t), t.Name(), 4, redisquota.OnUnavailable(redisquota.Fallback(2)), redisquota.Logger(log.Logger()))
 	require.NoError(t, err)
 	r.stop()
 

@@ -20,13 +20,15 @@ type Lease struct {
 
 	mu       sync.Mutex
 	timer    *time.Timer // the next renewal; guarded by mu
+	expires  time.Time   // by when Redis has surely dropped it, unless renewed; guarded by mu
 	released bool        // guarded by mu
 	lost     bool        // guarded by mu
 }
 
-// newLease returns a lease from Redis and arms its renewal.
-func (b *Budget) newLease(name string) *Lease {
-	l := &Lease{b: b, name: name}
+// newLease returns a lease from Redis, taken by a round trip answered at
+// got, and arms its renewal.
+func (b *Budget) newLease(name string, got time.Time) *Lease {
+	l := &Lease{b: b, name: name, expires: got.Add(b.ttl)}
 	l.mu.Lock()
 	l.timer = time.AfterFunc(b.ttl/3, l.renew)
 	l.mu.Unlock()
@@ -46,7 +48,8 @@ func (l *Lease) Lost() bool {
 
 // renew extends the lease, on the timer's goroutine, and arms the next
 // renewal. A failed renewal is tried again at the next one; a lease found
-// gone is lost.
+// gone is lost (while new leases are held back, Redis puts it back
+// instead).
 func (l *Lease) renew() {
 	l.mu.Lock()
 	if l.released {
@@ -54,29 +57,44 @@ func (l *Lease) renew() {
 		return
 	}
 	l.mu.Unlock()
-	var held int64 = 1
-	ctx := context.Background()
-	err := l.b.h.roundTrip(ctx, l.b.timeout, func(rctx context.Context) error {
-		var err error
-		held, err = renewScript.Run(rctx, l.b.c, []string{l.b.key}, l.b.ttl.Milliseconds(), l.name).Int64()
-		return err
-	})
+	b := l.b
+	res, err := b.renewOnce(context.Background(), l.name) // bounded by the Timeout option
+	got := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err == nil && held == 0 && !l.released && !l.lost {
-		l.lost = true
-		l.b.lost.Add(1)
-		l.b.h.log.Warn("redisquota: a lease expired while its call ran", "key", l.b.key, "lease", l.name)
+	switch {
+	case err != nil:
+		b.renewFails.Add(1)
+	case res == 0:
+		if !l.released && !l.lost {
+			l.lost = true
+			b.lost.Add(1)
+			b.h.log.Warn("redisquota: a lease expired while its call ran", "key", b.key, "lease", l.name)
+			b.h.rep.changed(StateHeld, StateLost, ErrLeaseLost)
+		}
+	default: // renewed (1), or put back (2)
+		if res == 2 {
+			b.reregistered.Add(1)
+		}
+		l.expires = got.Add(b.ttl)
+		switch {
+		case l.released && res == 2: // put back after its release: give it back again
+			b.rel.add(l.name, l.expires)
+		case l.released: // renewed before its release ran: a release being retried waits longer
+			b.rel.extend(l.name, l.expires)
+		}
 	}
 	if !l.released && !l.lost {
-		l.timer.Reset(l.b.ttl / 3)
+		l.timer.Reset(b.ttl / 3)
 	}
 }
 
 // Release gives the lease back: at once for a local lease, in one round
 // trip (bounded by ctx and the Timeout option) for one from Redis. A
-// second Release does nothing. Should Redis not answer, the lease expires
-// there within the TTL; the error says so (an *UnavailableError).
+// second Release does nothing. Should Redis not answer (or be considered
+// down), the error says so (an *UnavailableError) and the release is
+// retried in the background until Redis takes it or the lease has
+// expired there (see Budget.Close).
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	if l.released {
@@ -88,15 +106,22 @@ func (l *Lease) Release(ctx context.Context) error {
 		l.timer.Stop()
 	}
 	l.mu.Unlock()
+	b := l.b
 	if l.local {
-		l.b.local.give()
+		b.local.give()
 		return nil
 	}
-	err := l.b.h.roundTrip(ctx, l.b.timeout, func(rctx context.Context) error {
-		return releaseScript.Run(rctx, l.b.c, []string{l.b.key}, l.name).Err()
-	})
-	if err != nil {
-		return &UnavailableError{Key: l.b.key, Err: err}
+	var err error
+	if !b.h.skip() {
+		err = b.releaseNames(ctx, l.name)
+		if err == nil {
+			return nil
+		}
 	}
-	return nil
+	b.releaseFails.Add(1)
+	l.mu.Lock()
+	expires := l.expires // read now: a renewal under way meanwhile extended it
+	l.mu.Unlock()
+	b.rel.add(l.name, expires)
+	return &UnavailableError{Key: b.key, Err: err}
 }

@@ -24,18 +24,21 @@ import (
 // A Limiter is safe for concurrent use.
 type Limiter struct {
 	c           redis.Scripter
-	key         string // the Redis key
+	keys        rateKeys
 	rate        ratelimit.Rate
-	interval    int64 // microseconds between calls
-	tolerance   int64 // microseconds: (burst-1) intervals
+	ivArg       any // µs between calls (an int64, boxed once for the script)
+	tolArg      any // µs of burst tolerance: (burst-1) intervals
 	timeout     time.Duration
 	h           *health
+	sync        *syncer
+	clock       *redisClock
 	local       *localRate // the fallback's share; nil when failing closed
 	unavailable error      // what a call gets while Redis is down and not asked
 }
 
 // NewLimiter returns a Limiter of rate r for key, in the Redis that c
-// reaches (the key is "troupe:rate:" + key). c must honour contexts
+// reaches (its key is the prefix, "{" + key + "}" and ":rate":
+// "troupe:{key}:rate" by default). c must honour contexts
 // (redis.Options.ContextTimeoutEnabled), or a slow Redis would hold calls
 // for its read timeout. A bad rate, key, client or option is an error
 // matching troupe.ErrBadConfig.
@@ -57,15 +60,21 @@ func NewLimiter(c redis.Scripter, key string, r ratelimit.Rate, opts ...Option) 
 	if int64(o.burst-1) > (1<<50)/iv {
 		return nil, fmt.Errorf("%w: %d per %v: intervals must be 1µs to 2^50µs, burst included", ErrBadConfig, r.Num, r.Per)
 	}
-	k := "troupe:rate:" + key
+	keys := newRateKeys(keyBase(o.prefix, key))
+	h := newHealth(keys.rate, o)
 	l := &Limiter{
-		c: c, key: k, rate: r, interval: iv, tolerance: int64(o.burst-1) * iv,
-		timeout: o.timeout, h: newHealth(k, o),
+		c: c, keys: keys, rate: r, ivArg: iv, tolArg: int64(o.burst-1) * iv, timeout: o.timeout, h: h,
+		sync:  newSyncer(keys.rate, fmt.Sprintf("%d per %v, burst %d", r.Num, r.Per, o.burst), o.check, h),
+		clock: newRedisClock(),
 	}
-	l.unavailable = &UnavailableError{Key: k}
+	h.probeFn = l.doSync
+	l.unavailable = &UnavailableError{Key: keys.rate}
 	if o.policy.fallback {
-		share := time.Duration(iv) * time.Microsecond * time.Duration(o.policy.share)
-		l.local = &localRate{interval: share, tolerance: time.Duration(o.burst-1) * share}
+		l.local = newLocalRate(r, o.burst, o.policy.share)
+		if l.local.none() {
+			o.log.Warn("redisquota: the fallback's local share is below one call per period: while Redis is unavailable, calls wait for it",
+				"key", keys.rate, "rate", fmt.Sprintf("%d per %v", r.Num, r.Per), "policy", o.policy.String())
+		}
 	}
 	return l, nil
 }
@@ -74,45 +83,112 @@ func NewLimiter(c redis.Scripter, key string, r ratelimit.Rate, opts ...Option) 
 func (l *Limiter) Rate() ratelimit.Rate { return l.rate }
 
 // Key returns the Redis key the rate is kept in.
-func (l *Limiter) Key() string { return l.key }
+func (l *Limiter) Key() string { return l.keys.rate }
 
 // Allow asks for one unit: ok reports whether the call may go now, and
 // retryAfter how long until the next unit (see ratelimit.Limiter). While
 // Redis is unavailable it follows the policy: an *UnavailableError, or the
 // local share's decision. It honours ctx, and never waits longer than the
-// Timeout option.
+// Timeout option (twice, when a sync is due: see CheckEvery). A unit whose
+// round trip timed out is not spent when Redis runs it later: the script
+// refuses what comes after the caller's deadline.
 func (l *Limiter) Allow(ctx context.Context) (ok bool, retryAfter time.Duration, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, 0, err
 	}
 	if l.h.skip() {
-		return l.fallback(l.unavailable)
+		return l.fallback(ctx, l.unavailable)
 	}
+	if l.sync.due() {
+		if err := l.doSync(ctx); err != nil {
+			return l.failed(ctx, err)
+		}
+	}
+	start := time.Now()
+	owed, first := l.local.takeOwed(start)
+	var from int64
+	if owed > 0 {
+		from, _ = l.clock.estimate(first)
+	}
+	dl := deadline(ctx, l.clock, start, l.timeout)
 	var res []int64
-	err = l.h.roundTrip(ctx, l.timeout, func(rctx context.Context) error {
+	err = l.h.roundTrip(ctx, OpAllow, l.timeout, func(rctx context.Context) error {
 		var err error
-		res, err = gcraScript.Run(rctx, l.c, []string{l.key}, l.interval, l.tolerance).Int64Slice()
-		if err == nil && len(res) != 2 {
+		res, err = gcraScript.Run(rctx, l.c, l.keys.gcra, l.ivArg, l.tolArg, dl, owed, from).Int64Slice()
+		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("redisquota: unexpected script reply %v", res)
 		}
 		return err
 	})
-	switch {
-	case err == nil:
-		return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
-	case errors.Is(err, ctx.Err()):
+	if err != nil {
+		l.local.owe() // counted again, should the script have run: never too few
+		return l.failed(ctx, err)
+	}
+	l.clock.observe(start, time.Now(), res[2])
+	if res[0] == -1 {
+		l.local.owe()
+		l.h.failed(errLate)
+		return l.failed(ctx, errLate)
+	}
+	return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
+}
+
+// failed answers a call whose round trip failed with err.
+func (l *Limiter) failed(ctx context.Context, err error) (bool, time.Duration, error) {
+	if errors.Is(err, ctx.Err()) {
 		return false, 0, err
 	}
-	return l.fallback(&UnavailableError{Key: l.key, Err: err})
+	return l.fallback(ctx, &UnavailableError{Key: l.keys.rate, Err: err})
 }
 
 // fallback decides while Redis is unavailable.
-func (l *Limiter) fallback(err error) (bool, time.Duration, error) {
+func (l *Limiter) fallback(ctx context.Context, err error) (bool, time.Duration, error) {
 	if l.local == nil {
 		return false, 0, err
 	}
-	ok, wait := l.local.take(time.Now())
+	l.h.decidedLocally(ctx, err)
+	ok, wait := l.local.take(time.Now(), l.h.outages.Load())
 	return ok, wait, nil
+}
+
+// doSync registers the settings and reads the others' (see sync.go).
+func (l *Limiter) doSync(ctx context.Context) error {
+	outages := l.h.outages.Load()
+	start := time.Now()
+	var r []any
+	err := l.h.roundTrip(ctx, OpSync, l.timeout, func(rctx context.Context) error {
+		var err error
+		r, err = rateSyncScript.Run(rctx, l.c, l.keys.sync, l.sync.settings, l.sync.stale()).Slice()
+		if err == nil && len(r) < 1 {
+			err = fmt.Errorf("redisquota: unexpected script reply %v", r)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	us, _ := r[0].(int64)
+	l.clock.observe(start, time.Now(), us)
+	l.sync.synced(outages, replyStrings(r, 1))
+	return nil
+}
+
+// Check syncs with Redis now (see CheckEvery) and returns a
+// *SettingsError, matching ErrSettingsDiffer, when other processes use
+// the key with another rate or burst; an *UnavailableError when Redis did
+// not answer. A fleet that must agree can call it at start.
+func (l *Limiter) Check(ctx context.Context) error {
+	if err := l.doSync(ctx); err != nil {
+		return &UnavailableError{Key: l.keys.rate, Err: err}
+	}
+	return l.sync.disagreement()
+}
+
+// Stats returns what the Limiter has seen of Redis, and its state now.
+func (l *Limiter) Stats() Stats {
+	s := Stats{Key: l.keys.rate, Disagree: l.sync.disagree()}
+	l.h.fill(&s)
+	return s
 }
 
 // Down reports whether the Limiter considers Redis unavailable now.

@@ -48,13 +48,15 @@ type childSpec struct {
 	rate                  ratelimit.Rate
 	budget                int
 	ttl, run              time.Duration
+	fallback              int // the rate's Fallback(n); 0: fail closed
 }
 
 func (c childSpec) env() []string {
 	return append(os.Environ(),
 		childEnv+"="+c.role, "RQ_REDIS="+c.redis, "RQ_URL="+c.url, "RQ_KEY="+c.key,
 		"RQ_NUM="+strconv.Itoa(c.rate.Num), "RQ_PER="+c.rate.Per.String(),
-		"RQ_BUDGET="+strconv.Itoa(c.budget), "RQ_TTL="+c.ttl.String(), "RQ_RUN="+c.run.String())
+		"RQ_BUDGET="+strconv.Itoa(c.budget), "RQ_TTL="+c.ttl.String(), "RQ_RUN="+c.run.String(),
+		"RQ_FALLBACK="+strconv.Itoa(c.fallback))
 }
 
 // startChild re-executes the test binary as a child of spec's role.
@@ -90,6 +92,7 @@ func childConfig() (childSpec, error) {
 	}
 	c.rate = ratelimit.Rate{Num: atoi("RQ_NUM"), Per: dur("RQ_PER")}
 	c.budget, c.ttl, c.run = atoi("RQ_BUDGET"), dur("RQ_TTL"), dur("RQ_RUN")
+	c.fallback = atoi("RQ_FALLBACK")
 	return c, err
 }
 
@@ -105,10 +108,14 @@ func runChild(role string) error {
 	defer rdb.Close()
 	sys := actors.NewSystem()
 	defer sys.Shutdown(context.Background())
-	hc := &http.Client{Transport: &http.Transport{}}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	switch role {
 	case "rate":
-		lim, err := redisquota.NewLimiter(rdb, c.key, c.rate)
+		opts := []redisquota.Option{redisquota.Logger(discard())}
+		if c.fallback > 0 {
+			opts = append(opts, redisquota.OnUnavailable(redisquota.Fallback(c.fallback)))
+		}
+		lim, err := redisquota.NewLimiter(rdb, c.key, c.rate, opts...)
 		if err != nil {
 			return err
 		}
@@ -130,8 +137,58 @@ func runChild(role string) error {
 		}
 		_, err = troupe.Do(context.Background(), st, 1) // the server holds it until this process is killed
 		return err
+	case "budget":
+		opts := []redisquota.Option{redisquota.Logger(discard())}
+		if c.ttl > 0 {
+			opts = append(opts, redisquota.LeaseTTL(c.ttl))
+		}
+		b, err := redisquota.NewBudget(rdb, c.key, c.budget, opts...)
+		if err != nil {
+			return err
+		}
+		defer b.Close(context.Background())
+		st, err := stages.Stack[int, int]().Layer(redisquota.Layer[int, int](b)).Build(sys, httpCall(hc, c.url))
+		if err != nil {
+			return err
+		}
+		defer st.Close(context.Background())
+		ok, failed := persist(st, c.run)
+		fmt.Printf("ok %d failed %d\n", ok, failed)
+		return nil
 	}
 	return fmt.Errorf("unknown role %q", role)
+}
+
+// persist calls svc from 8 goroutines, one call after another, for d,
+// each pausing 10 ms after a failure (as a client that backs off), and
+// returns how many calls succeeded and failed.
+func persist(svc troupe.Service[int, int], d time.Duration) (ok, failed int) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_, err := troupe.Do(ctx, svc, i)
+				mu.Lock()
+				if err == nil {
+					ok++
+				} else if ctx.Err() == nil {
+					failed++
+				}
+				mu.Unlock()
+				if err != nil {
+					select {
+					case <-ctx.Done():
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ok, failed
 }
 
 // hammer calls svc from 8 goroutines, one call after another, for d, and

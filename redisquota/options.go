@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/troupe-go/troupe"
 )
 
 // Option configures a Limiter or a Budget; the doc of each says which it
@@ -13,13 +15,17 @@ import (
 type Option func(*options)
 
 type options struct {
-	policy  Policy
-	timeout time.Duration
-	probe   time.Duration
-	log     *slog.Logger
-	burst   int           // Limiter
-	ttl     time.Duration // Budget
-	poll    time.Duration // Budget
+	policy   Policy
+	timeout  time.Duration
+	probe    time.Duration
+	log      *slog.Logger
+	prefix   string
+	check    time.Duration
+	obs      troupe.Observer
+	pipeline string
+	burst    int           // Limiter
+	ttl      time.Duration // Budget
+	poll     time.Duration // Budget
 }
 
 // Defaults.
@@ -28,10 +34,11 @@ const (
 	DefaultProbe   = time.Second
 	DefaultTTL     = 10 * time.Second
 	DefaultPoll    = 50 * time.Millisecond
+	DefaultCheck   = 5 * time.Second
 )
 
 func defaults() options {
-	return options{timeout: DefaultTimeout, probe: DefaultProbe, burst: 1, ttl: DefaultTTL, poll: DefaultPoll}
+	return options{timeout: DefaultTimeout, probe: DefaultProbe, burst: 1, ttl: DefaultTTL, poll: DefaultPoll, prefix: DefaultPrefix, check: DefaultCheck}
 }
 
 // OnUnavailable sets what happens while Redis is unreachable or slow
@@ -45,11 +52,37 @@ func Timeout(d time.Duration) Option { return func(o *options) { o.timeout = d }
 
 // Probe sets how long Redis is left alone after a failed round trip
 // (default DefaultProbe): calls meanwhile follow the policy without asking
-// it.
+// it; then the next call starts a probe in the background (one at a time),
+// and a probe that fails starts the interval again.
 func Probe(d time.Duration) Option { return func(o *options) { o.probe = d } }
 
 // Logger sets where the warnings go (default slog.Default()).
 func Logger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Prefix sets what the quota's Redis keys start with (default
+// DefaultPrefix, "troupe:"): the keys are the prefix, the name in braces
+// (a Redis Cluster hash tag), and a suffix each. The prefix may not hold
+// braces.
+func Prefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// CheckEvery sets how often a Limiter or a Budget registers its settings
+// next to the key and reads the other processes' (default DefaultCheck),
+// and a Budget checks that Redis still has its leases (see Budget). It
+// also happens at the first call and after every outage.
+func CheckEvery(d time.Duration) Option { return func(o *options) { o.check = d } }
+
+// Observe makes a Limiter or a Budget report to o, under the pipeline
+// name pipeline: each round trip to Redis as an EventAccepted and an
+// EventFinished (its latency; its error, when it failed), the outages and
+// the hold-backs and disagreements as EventStateChanged, each call the
+// fallback decided as EventFallback, each retry of a release as
+// EventRetried. Their StageKind is StageKind; their Stage is the quota's
+// key, followed by ":" and the operation (OpAcquire, ...) for round trips.
+// The observer runs on the goroutine of the round trip or the call: it
+// must be quick and safe for concurrent use; a panic in it is logged.
+func Observe(o troupe.Observer, pipeline string) Option {
+	return func(opts *options) { opts.obs, opts.pipeline = o, pipeline }
+}
 
 // Burst lets a Limiter grant up to n calls at once after a quiet spell
 // (default 1: calls are at least Per/Num apart, so any span of Per holds
@@ -77,10 +110,13 @@ func newOptions(opts []Option) (options, error) {
 		o.log = slog.Default()
 	}
 	switch {
-	case o.timeout <= 0, o.probe < 0, o.ttl < 3*time.Millisecond, o.poll <= 0:
-		return o, fmt.Errorf("%w: need Timeout > 0, Probe >= 0, LeaseTTL >= 3ms, Poll > 0", ErrBadConfig)
+	case o.timeout <= 0, o.probe < 0, o.ttl < 3*time.Millisecond, o.poll <= 0, o.check <= 0:
+		return o, fmt.Errorf("%w: need Timeout > 0, Probe >= 0, LeaseTTL >= 3ms, Poll > 0, CheckEvery > 0", ErrBadConfig)
 	case o.burst < 1:
 		return o, fmt.Errorf("%w: Burst must be at least 1, got %d", ErrBadConfig, o.burst)
+	}
+	if err := checkPrefix(o.prefix); err != nil {
+		return o, err
 	}
 	return o, o.policy.check()
 }

@@ -152,7 +152,7 @@ func TestQ3_SlowRedisTimesOut(t *testing.T) {
 	ctx := context.Background()
 	lim, err := redisquota.NewLimiter(r.client(t), t.Name(), sharedRate, redisquota.Timeout(100*time.Millisecond), redisquota.Logger(discard()))
 	require.NoError(t, err)
-	b, err := redisquota.NewBudget(r.client(t), t.Name(), 2, redisquota.Timeout(100*time.Millisecond), redisquota.Logger(discard()))
+	b, err := newBudget(t, r.client(t), t.Name(), 2, redisquota.Timeout(100*time.Millisecond), redisquota.Logger(discard()))
 	require.NoError(t, err)
 	_, _, err = lim.Allow(ctx) // connects
 	require.NoError(t, err)

@@ -51,7 +51,7 @@ func TestQ1_LimiterAnswersWithRetryAfter(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 3, oks, "a burst of 3 after a quiet spell, then refused")
-	assert.Equal(t, "troupe:rate:"+t.Name(), lim.Key())
+	assert.Equal(t, "troupe:{"+t.Name()+"}:rate", lim.Key())
 }
 
 // runStacks hammers every stack at once for d.

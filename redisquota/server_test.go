@@ -27,6 +27,14 @@ type arrivals struct {
 	running int           // guarded by mu
 	peak    int           // guarded by mu
 	hold    chan struct{} // guarded by mu
+	delay   time.Duration // how long each request takes; guarded by mu
+	changes []sample      // guarded by mu
+}
+
+// sample is how many requests ran at the server from at on.
+type sample struct {
+	at      time.Time
+	running int
 }
 
 // startArrivals starts the server; it stops when t ends.
@@ -44,16 +52,28 @@ func startArrivals(t testing.TB) *arrivals {
 
 func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
-	a.at = append(a.at, time.Now())
+	now := time.Now()
+	a.at = append(a.at, now)
 	a.running++
 	a.peak = max(a.peak, a.running)
-	hold := a.hold
+	a.changes = append(a.changes, sample{now, a.running})
+	hold, delay := a.hold, a.delay
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
 		a.running--
+		a.changes = append(a.changes, sample{time.Now(), a.running})
 		a.mu.Unlock()
 	}()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if hold != nil {
 		select {
 		case <-hold:
@@ -69,6 +89,39 @@ func (a *arrivals) setHold(h chan struct{}) {
 	a.mu.Lock()
 	a.hold = h
 	a.mu.Unlock()
+}
+
+// setDelay makes every request take d.
+func (a *arrivals) setDelay(d time.Duration) {
+	a.mu.Lock()
+	a.delay = d
+	a.mu.Unlock()
+}
+
+// concurrency returns how many requests ran at the server, from each
+// change on.
+func (a *arrivals) concurrency() []sample {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.changes)
+}
+
+// reached returns the first time from from on at which at least n
+// requests ran at the server, and whether there was one.
+func reached(changes []sample, from time.Time, n int) (time.Time, bool) {
+	running, i := 0, 0
+	for ; i < len(changes) && !changes[i].at.After(from); i++ {
+		running = changes[i].running
+	}
+	if running >= n {
+		return from, true
+	}
+	for ; i < len(changes); i++ {
+		if changes[i].running >= n {
+			return changes[i].at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (a *arrivals) times() []time.Time {

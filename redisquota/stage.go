@@ -61,6 +61,7 @@ type LimitSnapshot struct {
 	Held      int   // leases this stage holds now (calls in flight below it)
 	Releasing int   // leases being released now
 	Lost      int64 // the budget's leases that expired while their calls ran
+	Budget    Stats // the budget's own: round trips, failures, outages, background releases
 }
 
 // Snapshot returns the stage's state now.
@@ -71,6 +72,7 @@ func (b *limitBehavior[Req, Res]) snapshot() LimitSnapshot {
 		Held:      int(b.held.Load()),
 		Releasing: int(b.releasing.Load()),
 		Lost:      b.budget.Lost(),
+		Budget:    b.budget.Stats(),
 	}
 }
 

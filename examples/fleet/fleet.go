@@ -32,7 +32,8 @@ func startWorkers(ctx context.Context, cfg config, url, key string) ([]report, e
 		id := i + 1
 		cmd := exec.CommandContext(ctx, exe, "-worker", "-worker-id", strconv.Itoa(id), "-url", url, "-key", key,
 			"-redis", cfg.redis, "-rate", strconv.Itoa(cfg.rate), "-per", cfg.per.String(),
-			"-margin", strconv.FormatFloat(cfg.margin, 'f', -1, 64), "-n", strconv.Itoa(cfg.requests))
+			"-margin", strconv.FormatFloat(cfg.margin, 'f', -1, 64), "-n", strconv.Itoa(cfg.requests),
+			"-workers", strconv.Itoa(cfg.workers), "-timeout", cfg.timeout.String(), "-fallback="+strconv.FormatBool(cfg.fallback))
 		cmd.Env = append(os.Environ(), workerEnv+"=1")
 		cmd.WaitDelay = 5 * time.Second
 		var out, stderr bytes.Buffer

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,6 +70,56 @@ func (rs *redisServer) waitReady(ctx context.Context) error {
 
 // stop stops redis-server and waits for it to exit.
 func (rs *redisServer) stop() {
+	_ = rs.cmd.Process.Signal(syscall.SIGCONT) // in case it was paused
 	_ = rs.cmd.Process.Kill()
 	<-rs.done
+}
+
+// pause stops redis-server's process (SIGSTOP): it keeps its connections
+// and answers nothing, as a Redis that hangs; resume lets it go on.
+func (rs *redisServer) pause()  { _ = rs.cmd.Process.Signal(syscall.SIGSTOP) }
+func (rs *redisServer) resume() { _ = rs.cmd.Process.Signal(syscall.SIGCONT) }
+
+// outage is when the fleet's redis-server was paused. Safe for
+// concurrent use.
+type outage struct {
+	mu         sync.Mutex
+	start, end time.Time // guarded by mu
+}
+
+// plan pauses rs at from from now, for d, and returns a function that
+// cancels what is yet to come (resuming rs if paused).
+func (o *outage) plan(rs *redisServer, from, d time.Duration) (stop func()) {
+	var resume *time.Timer
+	var mu sync.Mutex // guards resume
+	begin := time.AfterFunc(from, func() {
+		rs.pause()
+		o.mu.Lock()
+		o.start = time.Now()
+		o.mu.Unlock()
+		mu.Lock()
+		resume = time.AfterFunc(d, func() {
+			rs.resume()
+			o.mu.Lock()
+			o.end = time.Now()
+			o.mu.Unlock()
+		})
+		mu.Unlock()
+	})
+	return func() {
+		begin.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if resume != nil && resume.Stop() {
+			rs.resume()
+		}
+	}
+}
+
+// span returns when the outage began and ended; zero times for what did
+// not happen.
+func (o *outage) span() (start, end time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.start, o.end
 }

@@ -17,14 +17,34 @@ type summary struct {
 	perSecond [][]int // [second][worker-1]: attempts at the server, from its first arrival
 	maxWindow int     // most attempts in any window [t, t+per)
 	windowAt  time.Duration
+	// The outage, if there was one (from its start, from the first
+	// arrival, to its end), and the most attempts in a window inside it.
+	outageFrom, outageTo time.Duration
+	outageAt             []int // the seconds of perSecond the outage touched
+	outageMost, outageN  int
+	hadOutage            bool
 }
 
-func summarize(cfg config, elapsed time.Duration, reports []report, arrivals []arrival) summary {
+func summarize(cfg config, elapsed time.Duration, reports []report, arrivals []arrival, outStart, outEnd time.Time) summary {
 	s := summary{cfg: cfg, elapsed: elapsed, reports: reports, arrivals: arrivals}
 	if len(arrivals) == 0 {
 		return s
 	}
 	t0 := arrivals[0].at
+	if !outStart.IsZero() {
+		if outEnd.IsZero() {
+			outEnd = arrivals[len(arrivals)-1].at.Add(time.Nanosecond) // it outlasted the run
+		}
+		s.hadOutage, s.outageFrom, s.outageTo = true, outStart.Sub(t0), outEnd.Sub(t0)
+		var during []arrival
+		for _, a := range arrivals {
+			if !a.at.Before(outStart) && a.at.Before(outEnd) {
+				during = append(during, a)
+			}
+		}
+		s.outageN = len(during)
+		s.outageMost, _ = mostInWindow(during, cfg.per)
+	}
 	for _, a := range arrivals {
 		sec := int(a.at.Sub(t0) / cfg.per)
 		for len(s.perSecond) <= sec {
@@ -34,16 +54,41 @@ func summarize(cfg config, elapsed time.Duration, reports []report, arrivals []a
 			s.perSecond[sec][a.worker-1]++
 		}
 	}
+	var at time.Time
+	s.maxWindow, at = mostInWindow(arrivals, cfg.per)
+	s.windowAt = at.Sub(t0)
+	return s
+}
+
+// mostInWindow is the most arrivals (in order) in any window [t, t+per),
+// and where the first such window starts.
+func mostInWindow(arrivals []arrival, per time.Duration) (most int, at time.Time) {
 	j := 0
 	for i := range arrivals {
-		for j < len(arrivals) && arrivals[j].at.Sub(arrivals[i].at) < cfg.per {
+		for j < len(arrivals) && arrivals[j].at.Sub(arrivals[i].at) < per {
 			j++
 		}
-		if j-i > s.maxWindow {
-			s.maxWindow, s.windowAt = j-i, arrivals[i].at.Sub(t0)
+		if j-i > most {
+			most, at = j-i, arrivals[i].at
 		}
 	}
-	return s
+	return most, at
+}
+
+// inOutage reports whether the period sec..sec+1 of perSecond overlaps
+// the outage.
+func (s summary) inOutage(sec int) bool {
+	from, to := time.Duration(sec)*s.cfg.per, time.Duration(sec+1)*s.cfg.per
+	return s.hadOutage && from < s.outageTo && to > s.outageFrom
+}
+
+// failed is how many requests failed, over all workers.
+func (s summary) failed() int {
+	n := 0
+	for _, r := range s.reports {
+		n += r.Failed
+	}
+	return n
 }
 
 func (s summary) print(w io.Writer) {
@@ -75,10 +120,17 @@ func (s summary) print(w io.Writer) {
 		if total > s.cfg.rate {
 			mark = "  OVER"
 		}
+		if s.inOutage(sec) {
+			mark += "  (outage)"
+		}
 		fmt.Fprintf(w, "  %3d-%-3d %s  %3d%s\n", sec, sec+1, b.String(), total, mark)
 	}
 	fmt.Fprintf(w, "rate at the server: at most %d requests in any %v window, all workers together (limit %d; at +%.2fs)\n",
 		s.maxWindow, s.cfg.per, s.cfg.rate, s.windowAt.Seconds())
+	if s.hadOutage {
+		fmt.Fprintf(w, "during the outage (+%.2fs to +%.2fs): %d requests at the server, at most %d in any %v window\n",
+			s.outageFrom.Seconds(), s.outageTo.Seconds(), s.outageN, s.outageMost, s.cfg.per)
+	}
 	if err := s.verdict(); err != nil {
 		fmt.Fprintln(w, "result: FAILED:", err)
 		return
@@ -91,6 +143,9 @@ func (s summary) verdict() error {
 	var errs []error
 	if s.maxWindow > s.cfg.rate {
 		errs = append(errs, fmt.Errorf("the server saw %d requests in one %v window, over the shared limit of %d", s.maxWindow, s.cfg.per, s.cfg.rate))
+	}
+	if n := s.failed(); n > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d requests failed", n, s.cfg.workers*s.cfg.requests))
 	}
 	if len(s.reports) != s.cfg.workers {
 		errs = append(errs, fmt.Errorf("%d of %d workers reported", len(s.reports), s.cfg.workers))

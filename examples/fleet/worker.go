@@ -42,7 +42,11 @@ type report struct {
 func runWorker(ctx context.Context, out io.Writer, cfg config, w workerFlags) (err error) {
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.redis, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	lim, err := redisquota.NewLimiter(rdb, w.key, ratelimit.Rate{Num: cfg.rate, Per: cfg.limiterPer()})
+	var opts []redisquota.Option
+	if cfg.fallback {
+		opts = append(opts, redisquota.OnUnavailable(redisquota.Fallback(cfg.workers)))
+	}
+	lim, err := redisquota.NewLimiter(rdb, w.key, ratelimit.Rate{Num: cfg.rate, Per: cfg.limiterPer()}, opts...)
 	if err != nil {
 		return err
 	}
@@ -56,7 +60,7 @@ func runWorker(ctx context.Context, out io.Writer, cfg config, w workerFlags) (e
 	defer hc.CloseIdleConnections()
 	stack, err := stages.Stack[*http.Request, *http.Response]().
 		Limit(20).
-		Timeout(10*time.Second).
+		Timeout(cfg.timeout).
 		Layer(troupehttp.Retry(3, bo)).
 		RateLimit(lim.Rate(), ratelimit.Remote(lim)). // the fleet's quota, not this process's
 		Build(sys, troupehttp.Client(hc))
