@@ -39,7 +39,7 @@ func (e *FailedError) Unwrap() error {
 	return err
 }
 
-// Build builds a pipeline's stack in host h: usually a troupe.Builder's
+// Build builds a pipeline's stack in host h: usually a stages.Builder's
 // Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
 //
 // It may run again on each restart of the pipeline, never twice at once.
