@@ -22,7 +22,7 @@ proxy="file://$work/proxy"
 # usual proxy would serve just the same; it holds no troupe module.
 cache=$(go env GOMODCACHE)/cache/download
 [ -d "$cache" ] && proxy="$proxy,file://$cache"
-export GOWORK=off GOFLAGS=-mod=mod GOMODCACHE="$work/modcache"
+export GOWORK=off GOFLAGS="-mod=mod -trimpath" GOMODCACHE="$work/modcache"
 export GOPROXY="$proxy,$(go env GOPROXY)" GONOSUMDB=github.com/troupe-go/troupe
 
 mkdir -p "$work/consumer/quickstart"
@@ -31,8 +31,10 @@ cp "$root/examples/quickstart/main.go" "$work/consumer/quickstart/main.go"
 cd "$work/consumer"
 go mod init example.com/consumer 2>/dev/null
 core=github.com/troupe-go/troupe
-go get "$core@$version" "$core/troupegrpc@$version" "$core/troupeotel@$version" "$core/redisquota@$version"
-go mod tidy
+if ! go get "$core@$version" "$core/troupegrpc@$version" "$core/troupeotel@$version" "$core/redisquota@$version" 2>"$work/get.log"; then
+  cat "$work/get.log" >&2
+  exit 1
+fi
 go vet ./...
 go build -o "$work/bin/" ./...
 "$work/bin/consumer"

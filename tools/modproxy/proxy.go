@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -15,7 +17,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
-	"golang.org/x/mod/zip"
+	modzip "golang.org/x/mod/zip"
 )
 
 // published are the directories, in the repository, of the modules a
@@ -53,12 +55,70 @@ func build(repo, rev, out string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("commit time of %s: %w", rev, err)
 	}
+	tree, err := os.MkdirTemp("", "modproxy-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tree)
+	if err := extract(repo, rev, tree); err != nil {
+		return "", err
+	}
 	for _, m := range mods {
-		if err := write(repo, rev, out, m, v, t.UTC()); err != nil {
+		if err := write(filepath.Join(tree, filepath.FromSlash(m.dir)), out, m, v, t.UTC()); err != nil {
 			return "", err
 		}
 	}
 	return v, nil
+}
+
+// extract writes the files of the repository at rev into dir: what git
+// archive holds, so nothing uncommitted or ignored (and it works in a git
+// worktree, where zip.CreateFromVCS does not).
+func extract(repo, rev, dir string) error {
+	data, err := git(repo, "-c", "core.autocrlf=input", "-c", "core.eol=lf", "archive", "--format=zip", rev)
+	if err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err
+	}
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		if !f.Mode().IsRegular() {
+			return fmt.Errorf("%s at %s: %s is not a regular file", repo, rev, f.Name)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			return fmt.Errorf("%s at %s: %s is outside the tree", repo, rev, f.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := copyOut(f, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyOut(f *zip.File, p string) error {
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.Create(p)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
 }
 
 // readModule reads the go.mod of the module in dir at rev.
@@ -113,9 +173,10 @@ func version(mods []released) (string, error) {
 	return v, nil
 }
 
-// write writes m at v into the proxy directory out: its version list, info,
-// go.mod and zip, as a module proxy serves them.
-func write(repo, rev, out string, m released, v string, t time.Time) error {
+// write writes m at v, whose files are in src, into the proxy directory
+// out: its version list, info, go.mod and zip, as a module proxy serves
+// them.
+func write(src, out string, m released, v string, t time.Time) error {
 	esc, err := module.EscapePath(m.path)
 	if err != nil {
 		return err
@@ -125,7 +186,7 @@ func write(repo, rev, out string, m released, v string, t time.Time) error {
 		return err
 	}
 	var z bytes.Buffer
-	if err := zip.CreateFromVCS(&z, module.Version{Path: m.path, Version: v}, repo, rev, m.dir); err != nil {
+	if err := modzip.CreateFromDir(&z, module.Version{Path: m.path, Version: v}, src); err != nil {
 		return err
 	}
 	info, err := json.Marshal(struct {
