@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Releases troupe at one version, as Go multi-module repositories do:
 #
-#   scripts/release.sh v0.1.0      # set the requirements, check, commit, tag
+#   scripts/release.sh v0.1.0      # set the requirements, commit, check, tag
 #   scripts/release.sh -n v0.1.0   # only set the requirements
 #
 # 1. Every module of the repository that requires a published module (the
 #    core, troupegrpc, troupeotel, redisquota) is made to require it at
 #    VERSION. The replace directives stay: they serve development here and
 #    a user's build ignores them.
-# 2. The consumer check (scripts/consumer-check.sh) builds a module outside
-#    the repository against the modules at that commit.
-# 3. The change, if any, is committed, and the commit is tagged VERSION,
-#    troupegrpc/VERSION, troupeotel/VERSION and redisquota/VERSION.
+# 2. The change, if any, is committed.
+# 3. The consumer check (scripts/consumer-check.sh) builds a module outside
+#    the repository against the modules at that commit; then the commit is
+#    tagged VERSION, troupegrpc/VERSION, troupeotel/VERSION and
+#    redisquota/VERSION.
 #    Publishing is pushing those tags: git push origin VERSION troupegrpc/VERSION ...
 set -euo pipefail
 dry=false
@@ -49,10 +50,11 @@ done
 git --no-pager diff --stat
 $dry && exit 0
 
-scripts/consumer-check.sh
 if [ -n "$(git status --porcelain)" ]; then
   git commit -q -am "release $version: every module requires the published modules at $version"
 fi
+# The check builds from HEAD: the commit just made.
+scripts/consumer-check.sh
 for tag in "${tags[@]}"; do
   git tag -a "$tag" -m "troupe $version"
 done

@@ -119,6 +119,10 @@ func load() (*workspace, error) {
 	return w, nil
 }
 
+// errNoWorkspace: the test runs outside troupe's repository (from a module
+// cache, say), where there is no workspace to check.
+var errNoWorkspace = errors.New("no go.work above the test's directory: not troupe's repository")
+
 // workspaceRoot is the directory of the go.work above the test.
 func workspaceRoot() (string, error) {
 	dir, err := os.Getwd()
@@ -131,7 +135,7 @@ func workspaceRoot() (string, error) {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			return "", errors.New("no go.work above the test's directory")
+			return "", errNoWorkspace
 		}
 		dir = up
 	}
