@@ -1,7 +1,28 @@
-// Package troupe is the contract of troupe's request middleware: a [Service]
-// whose readiness is a reservation, the [Permit] that reservation returns,
-// the one-shot helper [Do], the [Layer] type and the [Builder] that stacks
-// layers (the first layer added is the outermost), and the sentinel errors.
+// Package troupe is the contract of troupe's request middleware, what a
+// stage or a layer is written against. Users build stacks with package
+// stages ([github.com/troupe-go/troupe/stages.Stack]) and call them with
+// this package's [Do] or a [Permit].
+//
+// It holds:
+//
+//   - The service contract: [Service], whose readiness is a reservation,
+//     the [Permit] that reservation returns (issued by a [PermitSource]
+//     over a [Reservation]), [Do] (reserve and call in one line),
+//     [Closer], and [LeakedPermits] with [DroppedReporter] for permits
+//     dropped unused.
+//   - Layers: [Layer] and [LayerFunc], [Named], the [Host] a layer spawns
+//     its stage in and the [StageHost] a stack hands each layer, and a
+//     built [Stack] with its stages' [StageInfo] and [Stats].
+//   - Errors: [ErrBadConfig], [ErrClosed] ([ClosedError]), [ErrRestarted]
+//     ([RestartError]), [ErrPanic] ([PanicError]), [ErrPermitUsed], and the
+//     [AbandonedError] of a Close whose context ended first.
+//   - Observing: [Observer] and [ObserverFunc] receive each [Event] (its
+//     [EventType], [Outcome] from [Classify], [Reason]); an
+//     [AttemptTracer] traces each downstream attempt.
+//   - [Builder] and [NewBuilder]: the untyped machinery that stacks layers,
+//     which stages.Builder is made of. It is for authors of layers and of
+//     stack builders of their own; a user's stack is built with
+//     stages.Stack, whose Layer method takes any Layer.
 //
 // A call is only possible through a Permit: Service has no call method, so
 // calling without readiness cannot be written. A Permit is used

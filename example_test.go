@@ -8,11 +8,12 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
 )
 
-// A Builder stacks any layers, yours included (package stages has a
-// builder with a method per built-in stage: see its example).
-func ExampleBuilder() {
+// A layer of your own goes into a stack like any stage: stages.Stack's
+// Layer takes it.
+func ExampleLayerFunc() {
 	ctx := context.Background()
 	fetch := func(_ context.Context, id int) (string, error) { return "item " + strconv.Itoa(id), nil }
 
@@ -27,7 +28,8 @@ func ExampleBuilder() {
 	counting := troupe.LayerFunc[int, string](func(_ troupe.Host, inner troupe.Service[int, string]) (troupe.Service[int, string], error) {
 		return countingService{inner: inner, n: &reserved}, nil
 	})
-	svc, err := troupe.NewBuilder[int, string]().
+	svc, err := stages.Stack[int, string]().
+		Limit(2).
 		Layer(counting).
 		Build(sys, api)
 	if err != nil {

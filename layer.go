@@ -40,16 +40,21 @@ func (f LayerFunc[Req, Res]) Layer(h Host, inner Service[Req, Res]) (Service[Req
 	return f(h, inner)
 }
 
-// Builder stacks layers. The first layer added is the outermost: it sees a
-// request first and its outcome last. A Builder is immutable: Layer
-// returns a new Builder, so a partial builder can be shared and extended. It
-// is safe for concurrent use.
+// Builder stacks layers of any kind: the untyped machinery that
+// stages.Builder is made of, for authors of layers and of stack builders of
+// their own. A user builds a stack with stages.Stack, which has a method per
+// stage and takes any other layer with its Layer method.
+//
+// The first layer added is the outermost: it sees a request first and its
+// outcome last. A Builder is immutable: Layer returns a new Builder, so a
+// partial builder can be shared and extended. It is safe for concurrent use.
 type Builder[Req, Res any] struct {
 	layers []Layer[Req, Res]
 	obs    *attached // set by Observe; nil: none
 }
 
-// NewBuilder returns an empty builder.
+// NewBuilder returns an empty builder (see Builder: users start a stack
+// with stages.Stack instead).
 func NewBuilder[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 
 // Layer returns a builder with l added inside the layers added before it.

@@ -6,8 +6,8 @@ require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/stretchr/testify v1.12.1
-	github.com/troupe-go/troupe v0.0.0
-	github.com/troupe-go/troupe/troupeotel v0.0.0
+	github.com/troupe-go/troupe v0.1.0
+	github.com/troupe-go/troupe/troupeotel v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	troupetest.NeedCommand("redis-server", "Debian/Ubuntu: apt-get install -y redis-server")
 	troupetest.Main(m)
 }
 

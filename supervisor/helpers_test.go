@@ -21,7 +21,7 @@ import (
 // restarts are the delays the pipeline's strategy decided.
 type probe struct {
 	as      *actor.ActorSystem
-	host    *actors.Host
+	host    *stagekit.Host
 	pid     *actor.PID
 	starts  chan time.Time // one per start, restarts included
 	stopped chan struct{}  // closed once it stopped

@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/backoff"
 )
 
@@ -38,7 +39,7 @@ func (e *FailedError) Unwrap() error {
 	return err
 }
 
-// Build builds a pipeline's stack in host h: usually a troupe.Builder's
+// Build builds a pipeline's stack in host h: usually a stages.Builder's
 // Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
 //
 // It may run again on each restart of the pipeline, never twice at once.
@@ -115,8 +116,9 @@ func (p *Pipeline[Req, Res]) fail(f actors.Failure) {
 // Name returns the pipeline's name.
 func (p *Pipeline[Req, Res]) Name() string { return p.name }
 
-// ActorsHost returns the pipeline's host (troupe.Host for layers).
-func (p *Pipeline[Req, Res]) ActorsHost() *actors.Host { return p.host }
+// ActorsHost returns the stage kit's view of the pipeline's host, which the
+// stages built with the pipeline as their troupe.Host use (stagekit.HostFrom).
+func (p *Pipeline[Req, Res]) ActorsHost() *stagekit.Host { return p.host.ActorsHost() }
 
 // TroupeHost marks a Pipeline as a troupe.Host: layers built with it spawn
 // their stages in the pipeline's host.

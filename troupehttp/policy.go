@@ -81,7 +81,7 @@ func RetryPolicy(max int, backoff retry.Delayer) Policy {
 }
 
 // Retry returns a retry layer with RetryPolicy(max, backoff) for a stack of
-// HTTP requests (stages.Builder.Layer, or troupe.Builder.Layer): the
+// HTTP requests (stages.Builder.Layer): the
 // policy, with its types, in one call.
 func Retry(max int, backoff retry.Delayer, opts ...retry.Option) troupe.Layer[*http.Request, *http.Response] {
 	return retry.Layer[*http.Request, *http.Response](RetryPolicy(max, backoff), opts...)

@@ -47,7 +47,7 @@ func (s *Stage[Req, Res]) handOn(e *Envelope[Req, Res]) {
 // SendInner sends e to the inner service, with a unit reserved there (actor
 // goroutine only). It is Inner().Send, except that an inner stage runs only
 // once this one is handed back when this one has more work waiting (see
-// mailbox.PostFrom): a loaded pipeline's stages then run on several
+// mailbox.Mailbox.PostFrom): a loaded pipeline's stages then run on several
 // goroutines at once.
 func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 	if in, ok := s.inner.(*stageInner[Req, Res]); ok {

@@ -144,7 +144,7 @@ func (i *stageInner[Req, Res]) Unreserve() { i.mb.Free() }
 func (i *stageInner[Req, Res]) Send(e *Envelope[Req, Res]) { i.sendFrom(nil, e) }
 
 // sendFrom is Send from the actor of mailbox from, on its goroutine (nil:
-// from anywhere); see mailbox.PostFrom. It records this stage as e's holder
+// from anywhere); see mailbox.Mailbox.PostFrom. It records this stage as e's holder
 // in place of the sender, or answers e (NOTE: handOn does not clear the
 // holder first; see letGo).
 func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, Res]) {

@@ -132,7 +132,7 @@ func (panickyStrategy) Decide(stagekit.Failure) stagekit.Decision {
 func TestHR1_PanickingStrategyStopsTheStageInsteadOfCrashing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sys := troupetest.NewSystem(t)
-		host, err := sys.NewHost("bad-strategy", panickyStrategy{})
+		host, err := sys.ActorsHost().System().NewHost("bad-strategy", panickyStrategy{})
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()
 		s := stage(t, host, mock, 4)

@@ -22,5 +22,5 @@ func stage(t testing.TB, h troupe.Host, inner troupe.Service[int, int], n int) *
 func overMock(t testing.TB, n int) (*stagekit.System, *stagekit.Stage[int, int], *troupetest.Handle[int, int]) {
 	sys := troupetest.NewSystem(t)
 	mock, h := troupetest.NewMock[int, int]()
-	return sys, stage(t, sys, mock, n), h
+	return sys.ActorsHost().System(), stage(t, sys, mock, n), h
 }

@@ -11,7 +11,7 @@ import (
 
 // WithObserver makes every stage spawned in the system report to o, under
 // the pipeline name pipeline, unless its stack has an observer of its own
-// (troupe.Builder.Observe). A nil o attaches nothing.
+// (stages.Builder.Observe). A nil o attaches nothing.
 func WithObserver(o troupe.Observer, pipeline string) Option {
 	return func(s *System) { s.observer, s.pipeline = o, pipeline }
 }

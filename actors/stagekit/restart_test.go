@@ -62,7 +62,7 @@ func TestSUP3_PanicRestartsStageAndAnswersWhatItHeld(t *testing.T) {
 // spec: SUP3, B4
 func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := troupetest.NewSystem(t)
+		sys := troupetest.NewSystem(t).ActorsHost().System()
 		host, err := sys.NewHost("strict", stagekit.Intensity(0, time.Minute))
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()
@@ -94,7 +94,7 @@ func (d delayed) Decide(stagekit.Failure) stagekit.Decision {
 // spec: HR3
 func TestHR3_RequestHeldByAPanickingStageIsAnsweredBeforeTheRestartBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := troupetest.NewSystem(t)
+		sys := troupetest.NewSystem(t).ActorsHost().System()
 		host, err := sys.NewHost("slow-restarts", delayed(30*time.Second))
 		require.NoError(t, err)
 		mock, h := troupetest.NewMock[int, int]()

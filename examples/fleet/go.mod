@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
-	github.com/troupe-go/troupe v0.0.0
-	github.com/troupe-go/troupe/redisquota v0.0.0
+	github.com/troupe-go/troupe v0.1.0
+	github.com/troupe-go/troupe/redisquota v0.1.0
 )
 
 require (

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	troupetest.NeedCommand("redis-server", "Debian/Ubuntu: apt-get install -y redis-server")
 	troupetest.Main(m)
 }
 

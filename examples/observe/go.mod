@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/prometheus/client_golang v1.24.1
-	github.com/troupe-go/troupe v0.0.0
-	github.com/troupe-go/troupe/troupeotel v0.0.0
+	github.com/troupe-go/troupe v0.1.0
+	github.com/troupe-go/troupe/troupeotel v0.1.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )

@@ -1,156 +1,98 @@
-// Command quickstart runs a real troupe pipeline: a Buffer stage over a
-// function that calls a flaky HTTP server on loopback, which the program
-// starts itself. It prints each request's outcome and a summary.
-//
-//	go run ./examples/quickstart
-//	go run ./examples/quickstart -n 50 -fail 0.3
+// Command quickstart builds a stack of four stages over a function that
+// calls an HTTP server on loopback, and calls it twice.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 )
 
-type config struct {
-	requests int     // how many requests to send
-	callers  int     // concurrent callers
-	fail     float64 // share of requests the server fails with 500
-	buffer   int     // buffer capacity
-	quiet    bool    // print only the summary
-}
-
 func main() {
-	var cfg config
-	flag.IntVar(&cfg.requests, "n", 20, "requests to send")
-	flag.IntVar(&cfg.callers, "c", 4, "concurrent callers")
-	flag.Float64Var(&cfg.fail, "fail", 0.2, "share of requests the server fails (0..1)")
-	flag.IntVar(&cfg.buffer, "buffer", 8, "buffer capacity")
-	flag.BoolVar(&cfg.quiet, "q", false, "print only the summary")
-	flag.Parse()
-	if err := run(context.Background(), os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
 	}
 }
 
-// summary is what a run did.
-type summary struct {
-	ok, failed int
-}
+func run(ctx context.Context, w io.Writer) (err error) {
+	// The downstream: an HTTP server on loopback.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "item %s", r.URL.Query().Get("id"))
+	}))
+	defer srv.Close()
 
-func run(ctx context.Context, w io.Writer, cfg config) error {
-	if cfg.requests < 1 || cfg.callers < 1 || cfg.fail < 0 || cfg.fail > 1 {
-		return errors.New("bad flags: need n >= 1, c >= 1, 0 <= fail <= 1")
-	}
-	url, stop, err := startFlakyServer(cfg.fail)
+	sys := actors.NewSystem() // quiet; actors.WithLogger(l) to see protoactor's logs
+	defer func() { err = errors.Join(err, sys.Shutdown(ctx)) }()
+
+	api := actors.Func(func(ctx context.Context, id int) (string, error) {
+		return fetch(ctx, srv.Client(), srv.URL, id) // runs on the caller's goroutine; may block; honours ctx
+	})
+	bo, err := backoff.New(100*time.Millisecond, 2*time.Second, backoff.WithJitter(backoff.Full))
 	if err != nil {
 		return err
 	}
-	defer stop()
-
-	sys := actors.NewSystem()
-	defer sys.Shutdown(ctx)
-	client := &http.Client{Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
-	fetch := actors.Func(func(ctx context.Context, id int) (string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/item/%d", url, id), nil)
-		if err != nil {
-			return "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("server said %s", resp.Status)
-		}
-		return string(body), err
-	}, "http")
+	// The types once; the first stage added is the outermost.
 	svc, err := stages.Stack[int, string]().
-		Buffer(cfg.buffer).
-		Build(sys, fetch)
+		Limit(20).                                           // at most 20 sessions in flight
+		Timeout(10*time.Second).                             // the whole session, retries included
+		Retry(3, bo).                                        // up to 3 retries, after backoff
+		RateLimit(ratelimit.Rate{Num: 5, Per: time.Second}). // innermost: every attempt counts
+		Build(sys, api)
 	if err != nil {
 		return err
 	}
-	defer svc.Close(ctx)
+	defer func() { err = errors.Join(err, svc.Close(ctx)) }()
 
-	s := send(ctx, w, svc, cfg)
-	fmt.Fprintf(w, "summary: %d requests, %d ok, %d failed\n", cfg.requests, s.ok, s.failed)
+	out, err := troupe.Do(ctx, svc, 42) // reserve + call in one line
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, out)
+
+	p, err := svc.Reserve(ctx) // or: wait for readiness...
+	if err != nil {
+		return err
+	}
+	out, err = p.Call(ctx, 43) // ...and call with the permit, exactly once
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, out)
+
+	lim, _ := svc.Stats("limit") // a stage's counters, by name
+	fmt.Fprintln(w, lim.Used, "of", lim.Capacity, "in flight")
 	return nil
 }
 
-// send makes the requests from cfg.callers goroutines.
-func send(ctx context.Context, w io.Writer, svc troupe.Service[int, string], cfg config) summary {
-	var mu sync.Mutex
-	var s summary
-	ids := make(chan int)
-	var wg sync.WaitGroup
-	for range cfg.callers {
-		wg.Go(func() {
-			for id := range ids {
-				out, err := troupe.Do(ctx, svc, id)
-				mu.Lock()
-				if err != nil {
-					s.failed++
-					if !cfg.quiet {
-						fmt.Fprintf(w, "request %2d: error: %v\n", id, err)
-					}
-				} else {
-					s.ok++
-					if !cfg.quiet {
-						fmt.Fprintf(w, "request %2d: %s\n", id, out)
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for id := range cfg.requests {
-		ids <- id
-	}
-	close(ids)
-	wg.Wait()
-	return s
-}
-
-// startFlakyServer serves /item/{id} on a free loopback port, failing a
-// share of requests with 500.
-func startFlakyServer(fail float64) (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// fetch gets item id from the server at base.
+func fetch(ctx context.Context, c *http.Client, base string, id int) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/item?id=%d", base, id), nil)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /item/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if rand.Float64() < fail {
-			http.Error(w, "flaky", http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprintf(w, "item %s", r.PathValue("id"))
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	return "http://" + ln.Addr().String(), func() {
-		_ = srv.Close()
-		<-done
-	}, nil
+	res, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "", err
+	}
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("item %d: %s", id, res.Status)
+	}
+	return string(body), nil
 }

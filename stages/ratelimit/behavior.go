@@ -21,7 +21,7 @@ type tick struct{}
 // and pauses its intake (requests already reserved or queued wait in the
 // mailbox for the next unit); the alarm is set for when that unit comes.
 // NOTE: both switches belong to the actor (stagekit.Stage.PauseRequests,
-// mailbox.SetAdmission): only spend and Control flip them.
+// mailbox.Mailbox.SetAdmission): only spend and Control flip them.
 type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
 

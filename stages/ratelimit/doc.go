@@ -2,7 +2,7 @@
 // requests per period Per reach the service inside it.
 //
 // A Rate is Num requests per Per, both greater than zero; anything else is
-// an error at construction matching actors.ErrBadConfig, never a panic.
+// an error at construction matching troupe.ErrBadConfig, never a panic.
 //
 // On the readiness path, the default mode is tower's fixed window, one per
 // stage:
@@ -33,7 +33,7 @@
 // that finds no unit makes the stage Limited until the next one, exactly as
 // in the fixed window.
 //
-// The stage uses one timer, its actors.Alarm, made at construction and reset
+// The stage uses one timer, its stagekit.Alarm, made at construction and reset
 // for every window or interval: never a timer per window or per request.
 // The arithmetic is in functions that take the time as an argument
 // and never read the clock.

@@ -10,7 +10,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/mailbox"
 )
@@ -50,7 +49,7 @@ type notifier[Req, Res any] interface {
 // it. NOTE: supervisor.Backoff reads the streak (supervisor.Streak).
 type conn[Target, Req, Res any] struct {
 	mb           *mailbox.Mailbox
-	host         *actors.Host
+	host         *stagekit.Host
 	connector    troupe.Service[Target, troupe.Service[Req, Res]]
 	target       Target
 	timeout      time.Duration
@@ -72,7 +71,7 @@ type conn[Target, Req, Res any] struct {
 	stopping bool  // stopped on purpose
 }
 
-func newConn[Target, Req, Res any](h *actors.Host, connector troupe.Service[Target, troupe.Service[Req, Res]], target Target, o options, stage notifier[Req, Res]) (*conn[Target, Req, Res], error) {
+func newConn[Target, Req, Res any](h *stagekit.Host, connector troupe.Service[Target, troupe.Service[Req, Res]], target Target, o options, stage notifier[Req, Res]) (*conn[Target, Req, Res], error) {
 	c := &conn[Target, Req, Res]{host: h, connector: connector, target: target, timeout: o.timeout, healthyAfter: o.healthyAfter,
 		log: h.System().Logger(), stage: stage, done: make(chan struct{})}
 	mb, err := mailbox.New(1, mailbox.OnDropped(c.dropped))

@@ -39,7 +39,7 @@
 // get a *troupe.ClosedError at once; requests with a live connection drain
 // through it.
 //
-// User code runs under actors.Guard: a panic in the connector is a failed
+// User code runs under stagekit.Guard: a panic in the connector is a failed
 // dial (an error matching ErrConnect and troupe.ErrPanic); a panic in OnStateChange
 // is a *troupe.PanicError for the request the change was made for, or is
 // logged when no request waits; a panic in a discarded connection's Close

@@ -7,7 +7,7 @@
 // Reserving takes a slot of the stage's mailbox (capacity 1 unless
 // configured): it returns at once while the stage has a free slot, whatever
 // the inner service's state. The stage actor never calls the inner
-// service's Reserve itself: it asks an adapter (actors.Adapt), which starts
+// service's Reserve itself: it asks an adapter (stagekit.Adapt), which starts
 // one goroutine per wait, calling the inner service's Reserve there. While
 // that goroutine waits, the stage keeps the request (and its slot) and takes
 // no further work; the reservation of the next caller waits for a slot,
@@ -30,9 +30,9 @@
 // # When to use it
 //
 // Every troupe stage already waits for a plain troupe.Service (one without
-// the actors.Inner methods) this way. SpawnReady makes that explicit, and
+// the stagekit.Inner methods) this way. SpawnReady makes that explicit, and
 // forces it for any inner service, including stages and services that do
-// implement actors.Inner. You want it over a custom Service whose Reserve
+// implement stagekit.Inner. You want it over a custom Service whose Reserve
 // blocks and may be slow (a connection pool that dials when empty, a lease
 // from a remote quota server): your callers then reserve on SpawnReady
 // without blocking on the pool, the dialling happens in the background, one
