@@ -84,6 +84,8 @@ func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 	case w.Delay > 0:
 		ss.watch()
 		ss.due = time.Now().Add(w.Delay)
+		b.waitSeq++
+		ss.waitSeq = b.waitSeq
 		b.waits.Push(ss)
 		b.alarm.Set(b.waits.Min().due)
 	default:

@@ -114,9 +114,10 @@ func Layer[Req, Res, T any, P policyPtr[Req, Res, T]](proto T, opts ...Option) t
 // goroutines that complete attempts, under mu.
 type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	proto    T
-	bind     bool // proto is an Attempts: sessions bind their copies
-	builtin  bool // proto is exactly an Attempts, whose methods guard the user's functions themselves
-	waiting  bool // actor; b.waiter is in the inner service's line
+	bind     bool   // proto is an Attempts: sessions bind their copies
+	builtin  bool   // proto is exactly an Attempts, whose methods guard the user's functions themselves
+	waiting  bool   // actor; b.waiter is in the inner service's line
+	waitSeq  uint32 // actor; numbers the waits, for sessions whose waits end at one instant (in the bools' padding)
 	budget   *budget.Budget
 	st       *stagekit.Stage[Req, Res]
 	alarm    *stagekit.Alarm

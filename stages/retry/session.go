@@ -53,6 +53,7 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 
 	// Actor-owned, while waiting or retrying.
 	due     time.Time
+	waitSeq uint32        // orders sessions whose waits end at one instant: first to wait, first to go
 	idx     int           // place in b.waits, -1 when not there
 	gate    chan struct{} // closed to stop a gate's goroutine
 	unwatch func() bool   // stops watching the request's context
@@ -62,7 +63,12 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 // runs yet: the session's own copy of the policy comes first.
 // Less orders the sessions that wait for a time by the end of their wait
 // (dheap.Item; actor).
-func (ss *session[Req, Res, T, P]) Less(o *session[Req, Res, T, P]) bool { return ss.due.Before(o.due) }
+func (ss *session[Req, Res, T, P]) Less(o *session[Req, Res, T, P]) bool {
+	if !ss.due.Equal(o.due) {
+		return ss.due.Before(o.due)
+	}
+	return int32(ss.waitSeq-o.waitSeq) < 0 // wraps around safely
+}
 
 // SetIndex records the session's place in the waits (dheap.Item; actor).
 func (ss *session[Req, Res, T, P]) SetIndex(i int) { ss.idx = i }
