@@ -1,0 +1,140 @@
+package stagekit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/troupe-go/troupe/mailbox"
+)
+
+// A Hold keeps what the stages on a call's path give back when its outcome
+// passes them (a concurrency limit's slot, an adaptive limit's permit, a
+// shared budget's lease) until the caller is done with the outcome, not
+// just until it has it: an HTTP response whose body still streams holds
+// the downstream as surely as a call in flight does. The caller makes one
+// per call (WithHold), calls with the context WithHold returns, and
+// releases it when the outcome is no longer in use (the body is closed or
+// read to its end), or at once when the outcome holds nothing.
+//
+// A stage that gives something back at an outcome asks KeepUntilReleased
+// first, with its frame's Context; the runtime does it for the slots of
+// HoldUntilOutcome stages. What is kept goes back, once, at Release; what a
+// stage offers after Release goes back at once (KeepUntilReleased reports
+// false). A Hold that is never released keeps what it holds for good, as a
+// body never closed keeps its connection.
+//
+// Its methods are safe for concurrent use.
+type Hold struct {
+	keeps any // func(Res, error) bool, for the Res given to WithHold; read-only
+
+	mu       sync.Mutex
+	released bool               // guarded by mu
+	slots    []*mailbox.Mailbox // a slot of each to free; guarded by mu
+	fns      []func()           // guarded by mu
+}
+
+// holdKey is the context key of a call's Hold.
+type holdKey struct{}
+
+// holding is set by the first WithHold: until then no stage looks for a
+// Hold, so a process that never makes one pays an atomic load per outcome.
+var holding atomic.Bool
+
+// WithHold returns a context carrying a new Hold, and the Hold. Calls made
+// with the context (and every context derived from it, such as those the
+// stages make for the work below them) keep, in the Hold, what their
+// stages give back at an outcome for which keeps returns true; for the
+// others (an error, a response that holds nothing), they give it back at
+// once. keeps runs wherever the outcome is produced and must not block; a
+// nil keeps keeps every outcome. Outcomes of another response type than
+// Res are never kept.
+func WithHold[Res any](ctx context.Context, keeps func(res Res, err error) bool) (context.Context, *Hold) {
+	if keeps == nil {
+		keeps = func(Res, error) bool { return true }
+	}
+	holding.Store(true)
+	h := &Hold{keeps: keeps}
+	return context.WithValue(ctx, holdKey{}, h), h
+}
+
+// holdFor returns the Hold ctx carries if it keeps the outcome res, err,
+// nil otherwise.
+func holdFor[Res any](ctx context.Context, res Res, err error) *Hold {
+	if !holding.Load() || ctx == nil {
+		return nil
+	}
+	h, _ := ctx.Value(holdKey{}).(*Hold)
+	if h == nil {
+		return nil
+	}
+	if keeps, ok := h.keeps.(func(Res, error) bool); !ok || !keeps(res, err) {
+		return nil
+	}
+	return h
+}
+
+// KeepUntilReleased is for a stage's frame hook that gives something back
+// at the outcome res, err: when ctx (the frame's Context) carries a Hold
+// that keeps this outcome and is not released yet, release is kept in it,
+// to run once when it is released, and KeepUntilReleased reports true;
+// otherwise it reports false, release is not called, and the stage gives
+// back at once. release runs on the goroutine that releases the Hold (the
+// caller's, closing a body): it must not block.
+func KeepUntilReleased[Res any](ctx context.Context, res Res, err error, release func()) bool {
+	h := holdFor(ctx, res, err)
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return false
+	}
+	h.fns = append(h.fns, release)
+	return true
+}
+
+// keepSlotUntilReleased keeps a slot of mb in the Hold ctx carries, as
+// KeepUntilReleased does, without a function made for it.
+func keepSlotUntilReleased[Res any](ctx context.Context, res Res, err error, mb *mailbox.Mailbox) bool {
+	h := holdFor(ctx, res, err)
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return false
+	}
+	h.slots = append(h.slots, mb)
+	return true
+}
+
+// Release gives back everything kept in h, once: the slots first, then the
+// kept functions in the order they were kept. Later calls do nothing, and
+// what is offered afterwards goes back at once.
+func (h *Hold) Release() {
+	h.mu.Lock()
+	if h.released {
+		h.mu.Unlock()
+		return
+	}
+	h.released = true
+	slots, fns := h.slots, h.fns
+	h.slots, h.fns = nil, nil
+	h.mu.Unlock()
+	for _, mb := range slots {
+		mb.Free()
+	}
+	for _, f := range fns {
+		f()
+	}
+}
+
+// Kept reports how many things h keeps now (0 once released).
+func (h *Hold) Kept() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.slots) + len(h.fns)
+}

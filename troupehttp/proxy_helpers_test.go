@@ -1,0 +1,135 @@
+package troupehttp_test
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/troupehttp"
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+// backend is a loopback server behind a gateway: it counts the
+// connections it accepted and the requests it got.
+type backend struct {
+	*httptest.Server
+	conns, hits atomic.Int64
+}
+
+// newBackend starts a backend running h.
+func newBackend(t *testing.T, h http.HandlerFunc) *backend {
+	t.Helper()
+	b := &backend{}
+	b.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.hits.Add(1)
+		h(w, r)
+	}))
+	countConns(b.Server, &b.conns)
+	b.Start()
+	t.Cleanup(b.Close)
+	return b
+}
+
+// gateway is httputil.ReverseProxy in front of one backend, served on
+// loopback, over troupehttp.Transport of a stack ending in a Send leaf
+// (or over a plain transport: see newPlainGateway).
+type gateway struct {
+	*httptest.Server
+	proxy *httputil.ReverseProxy
+	stack *troupe.Stack[req, res] // nil for a plain gateway
+}
+
+// gatewayStack is the usual stack of these tests: a limit, a timeout, a
+// retry of what is safe.
+func gatewayStack() stages.Builder[req, res] {
+	return stages.Stack[req, res]().Limit(64).Timeout(10 * time.Second).Layer(troupehttp.Retry(3, nil))
+}
+
+// newGateway builds b over Send(a transport of its own) and serves a
+// ReverseProxy over its Transport in front of target, with ErrorHandler.
+func newGateway(t *testing.T, target string, b stages.Builder[req, res], opts ...troupehttp.TransportOption) *gateway {
+	t.Helper()
+	sys := troupetest.NewSystem(t)
+	st, err := b.Build(sys, troupehttp.Send(newBackendTransport(t)))
+	require.NoError(t, err)
+	closeStack(t, st)
+	g := serveProxy(t, target, troupehttp.Transport(st, opts...))
+	g.stack = st
+	return g
+}
+
+// newPlainGateway is the same ReverseProxy over net/http's own Transport:
+// the peer every case is checked against.
+func newPlainGateway(t *testing.T, target string) *gateway {
+	t.Helper()
+	return serveProxy(t, target, newBackendTransport(t))
+}
+
+// newBackendTransport is an http.Transport of the test's own, as
+// http.DefaultTransport is configured but keeping 64 idle connections per
+// host; its idle connections are closed when the test ends.
+func newBackendTransport(t *testing.T) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+func serveProxy(t *testing.T, target string, rt http.RoundTripper) *gateway {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	p := &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		Transport:    rt,
+		ErrorHandler: troupehttp.ErrorHandler,
+		ErrorLog:     log.New(io.Discard, "", 0),
+	}
+	g := &gateway{proxy: p, Server: httptest.NewServer(p)}
+	t.Cleanup(g.Close)
+	return g
+}
+
+// newUser returns the client of a gateway: a transport of its own, no
+// redirect followed (a 302 is what it gets).
+func newUser(t *testing.T) *http.Client {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+}
+
+// used returns how many slots of the stack's stage name are taken.
+func used(t *testing.T, st *troupe.Stack[req, res], name string) int {
+	t.Helper()
+	s, ok := st.Stats(name)
+	require.True(t, ok, "no stage %q", name)
+	return s.Used
+}
+
+// eventually polls cond until it holds or ctx ends. There is no event to
+// wait on across a network: the condition, not the time, decides.
+func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
