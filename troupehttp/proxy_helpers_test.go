@@ -119,17 +119,26 @@ func used(t *testing.T, st *troupe.Stack[req, res], name string) int {
 	return s.Used
 }
 
-// eventually polls cond until it holds or ctx ends. There is no event to
-// wait on across a network: the condition, not the time, decides.
+// eventually polls cond until it holds, and fails the test if ctx ends
+// first. There is no event to wait on across a network: the condition,
+// not the time, decides.
 func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
+	if !poll(ctx, cond) {
+		t.Fatalf("never: %s", what)
+	}
+}
+
+// poll reports whether cond came to hold before ctx ended.
+func poll(ctx context.Context, cond func() bool) bool {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("never: %s", what)
+			return false
 		}
 	}
+	return true
 }
