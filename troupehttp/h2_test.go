@@ -147,13 +147,7 @@ func TestAFullDuplexHTTP2BodyStreamsBothWaysThroughTheStack(t *testing.T) {
 	defer resp.Body.Close()
 	assert.Equal(t, 2, resp.ProtoMajor)
 	in := bufio.NewReader(resp.Body)
-	for i := range 10 {
-		_, err := fmt.Fprintf(pw, "line %d\n", i)
-		require.NoError(t, err)
-		got, err := in.ReadString('\n')
-		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("echo line %d\n", i), got)
-	}
+	echoes(t, pw, in, 10, "echo ")
 	require.NoError(t, pw.Close())
 	rest, err := io.ReadAll(in)
 	require.NoError(t, err)

@@ -109,6 +109,22 @@ func stream(t *testing.T, g *gateway, s *streaming, stage string, n, want int) i
 	return peak
 }
 
+// heldOrNot streams n clients through a gateway over b in front of a
+// streaming backend, with HoldUntilBodyClosed (held of them stream at
+// once, the others wait at stage) and without (all n stream at once).
+func heldOrNot(t *testing.T, b stages.Builder[req, res], stage string, n, held int) {
+	t.Run("held until the body is closed", func(t *testing.T) {
+		s := newStreaming(t)
+		g := newGateway(t, s.URL, b, troupehttp.HoldUntilBodyClosed())
+		assert.Equal(t, held, stream(t, g, s, stage, n, held))
+	})
+	t.Run("by default, until the headers", func(t *testing.T) {
+		s := newStreaming(t)
+		g := newGateway(t, s.URL, b)
+		assert.Equal(t, n, stream(t, g, s, stage, n, n))
+	})
+}
+
 // Behind Limit(16), 64 clients of a streaming backend: with
 // HoldUntilBodyClosed, a response holds its permit while its body
 // streams, and the backend never has more than 16 streaming handlers; by
@@ -117,17 +133,7 @@ func stream(t *testing.T, g *gateway, s *streaming, stage string, n, want int) i
 //
 // spec: HT5
 func TestALimitCountsStreamingResponsesWhenTheyHoldTheirStages(t *testing.T) {
-	b := stages.Stack[req, res]().Limit(16).Layer(troupehttp.Retry(3, nil))
-	t.Run("held until the body is closed", func(t *testing.T) {
-		s := newStreaming(t)
-		g := newGateway(t, s.URL, b, troupehttp.HoldUntilBodyClosed())
-		assert.Equal(t, 16, stream(t, g, s, "limit", 64, 16))
-	})
-	t.Run("by default, until the headers", func(t *testing.T) {
-		s := newStreaming(t)
-		g := newGateway(t, s.URL, b)
-		assert.Equal(t, 64, stream(t, g, s, "limit", 64, 64))
-	})
+	heldOrNot(t, stages.Stack[req, res]().Limit(16).Layer(troupehttp.Retry(3, nil)), "limit", 64, 16)
 }
 
 // An adaptive limit's permits are held the same way (its limit fixed at 8
@@ -136,17 +142,7 @@ func TestALimitCountsStreamingResponsesWhenTheyHoldTheirStages(t *testing.T) {
 //
 // spec: HT5
 func TestAnAdaptiveLimitCountsStreamingResponsesWhenTheyHoldTheirStages(t *testing.T) {
-	b := stages.Stack[req, res]().Adaptive(adaptive.Limits(8, 8))
-	t.Run("held until the body is closed", func(t *testing.T) {
-		s := newStreaming(t)
-		g := newGateway(t, s.URL, b, troupehttp.HoldUntilBodyClosed())
-		assert.Equal(t, 8, stream(t, g, s, "adaptive", 64, 8))
-	})
-	t.Run("by default, until the headers", func(t *testing.T) {
-		s := newStreaming(t)
-		g := newGateway(t, s.URL, b)
-		assert.Equal(t, 64, stream(t, g, s, "adaptive", 64, 64))
-	})
+	heldOrNot(t, stages.Stack[req, res]().Adaptive(adaptive.Limits(8, 8)), "adaptive", 64, 8)
 }
 
 // However a held response ends, its permit goes back: its body read to

@@ -60,11 +60,25 @@ func gatewayStack() stages.Builder[req, res] {
 // ReverseProxy over its Transport in front of target, with ErrorHandler.
 func newGateway(t *testing.T, target string, b stages.Builder[req, res], opts ...troupehttp.TransportOption) *gateway {
 	t.Helper()
+	return buildGateway(t, target, b, false, opts)
+}
+
+// newReplayingGateway is newGateway whose proxy makes every request's body
+// replayable (troupehttp.Replayable in its Rewrite): a server's request
+// body can be read once, so without it a retry stage sends a request with
+// a body once, whatever its method.
+func newReplayingGateway(t *testing.T, target string, b stages.Builder[req, res]) *gateway {
+	t.Helper()
+	return buildGateway(t, target, b, true, nil)
+}
+
+func buildGateway(t *testing.T, target string, b stages.Builder[req, res], replay bool, opts []troupehttp.TransportOption) *gateway {
+	t.Helper()
 	sys := troupetest.NewSystem(t)
 	st, err := b.Build(sys, troupehttp.Send(newBackendTransport(t)))
 	require.NoError(t, err)
 	closeStack(t, st)
-	g := serveProxy(t, target, troupehttp.Transport(st, opts...))
+	g := serveProxy(t, target, troupehttp.Transport(st, opts...), replay)
 	g.stack = st
 	return g
 }
@@ -73,7 +87,7 @@ func newGateway(t *testing.T, target string, b stages.Builder[req, res], opts ..
 // the peer every case is checked against.
 func newPlainGateway(t *testing.T, target string) *gateway {
 	t.Helper()
-	return serveProxy(t, target, newBackendTransport(t))
+	return serveProxy(t, target, newBackendTransport(t), false)
 }
 
 // newBackendTransport is an http.Transport of the test's own, as
@@ -86,12 +100,20 @@ func newBackendTransport(t *testing.T) *http.Transport {
 	return tr
 }
 
-func serveProxy(t *testing.T, target string, rt http.RoundTripper) *gateway {
+func serveProxy(t *testing.T, target string, rt http.RoundTripper, replay bool) *gateway {
 	t.Helper()
 	u, err := url.Parse(target)
 	require.NoError(t, err)
 	p := &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			if !replay {
+				return
+			}
+			if r, _ := troupehttp.Replayable(pr.Out, 1<<20); r != nil {
+				pr.Out.Body, pr.Out.GetBody, pr.Out.ContentLength = r.Body, r.GetBody, r.ContentLength
+			}
+		},
 		Transport:    rt,
 		ErrorHandler: troupehttp.ErrorHandler,
 		ErrorLog:     log.New(io.Discard, "", 0),

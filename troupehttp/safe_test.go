@@ -98,18 +98,31 @@ func TestARequestResetAfterTheBackendReadItIsResentOnlyWhenSafe(t *testing.T) {
 	}
 }
 
-// Through a gateway: a client's POST whose backend connection is reset is
-// answered 502 and was processed once.
+// Through a gateway whose request bodies can be replayed: a client's
+// POST whose backend connection is reset is answered 502 and was
+// processed once; one with an Idempotency-Key is sent again.
 //
 // spec: HT4 HT6
 func TestAProxiedPOSTIsNeverSentTwiceAfterAReset(t *testing.T) {
 	be := newBackend(t, resetting)
-	g := newGateway(t, be.URL, gatewayStack())
-	resp, err := newUser(t).Post(g.URL, "text/plain", strings.NewReader("charge the card"))
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
-	readBody(t, resp)
-	assert.EqualValues(t, 1, be.hits.Load())
+	g := newReplayingGateway(t, be.URL, gatewayStack())
+	for _, key := range []string{"", "order-17"} {
+		be.hits.Store(0)
+		r, err := http.NewRequest(http.MethodPost, g.URL, strings.NewReader("charge the card"))
+		require.NoError(t, err)
+		if key != "" {
+			r.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := newUser(t).Do(r)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+		readBody(t, resp)
+		if key == "" {
+			assert.EqualValues(t, 1, be.hits.Load(), "processed once")
+		} else {
+			assert.EqualValues(t, 4, be.hits.Load(), "sent again: it carries a key")
+		}
+	}
 }
 
 // A POST that never left (its connection could not be made) may be sent

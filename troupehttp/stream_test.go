@@ -171,13 +171,19 @@ func dialUpgrade(t *testing.T, url string) {
 	conn, ok := resp.Body.(io.ReadWriteCloser)
 	require.True(t, ok, "a 101's body is the connection")
 	defer conn.Close()
-	in := bufio.NewReader(conn)
-	for i := range 3 {
-		_, err := fmt.Fprintf(conn, "ping %d\n", i)
+	echoes(t, conn, bufio.NewReader(conn), 3, "")
+}
+
+// echoes writes n lines to w, reading after each its echo from r, which
+// starts with prefix.
+func echoes(t *testing.T, w io.Writer, r *bufio.Reader, n int, prefix string) {
+	t.Helper()
+	for i := range n {
+		_, err := fmt.Fprintf(w, "line %d\n", i)
 		require.NoError(t, err)
-		line, err := in.ReadString('\n')
+		got, err := r.ReadString('\n')
 		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("ping %d\n", i), line)
+		assert.Equal(t, fmt.Sprintf("%sline %d\n", prefix, i), got)
 	}
 }
 

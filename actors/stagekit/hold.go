@@ -83,31 +83,28 @@ func holdFor[Res any](ctx context.Context, res Res, err error) *Hold {
 // caller's, closing a body): it must not block.
 func KeepUntilReleased[Res any](ctx context.Context, res Res, err error, release func()) bool {
 	h := holdFor(ctx, res, err)
-	if h == nil {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.released {
-		return false
-	}
-	h.fns = append(h.fns, release)
-	return true
+	return h != nil && h.keep(nil, release)
 }
 
 // keepSlotUntilReleased keeps a slot of mb in the Hold ctx carries, as
 // KeepUntilReleased does, without a function made for it.
 func keepSlotUntilReleased[Res any](ctx context.Context, res Res, err error, mb *mailbox.Mailbox) bool {
 	h := holdFor(ctx, res, err)
-	if h == nil {
-		return false
-	}
+	return h != nil && h.keep(mb, nil)
+}
+
+// keep keeps a slot of mb, or else release, unless h is released.
+func (h *Hold) keep(mb *mailbox.Mailbox, release func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.released {
 		return false
 	}
-	h.slots = append(h.slots, mb)
+	if mb != nil {
+		h.slots = append(h.slots, mb)
+	} else {
+		h.fns = append(h.fns, release)
+	}
 	return true
 }
 
