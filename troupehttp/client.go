@@ -10,11 +10,12 @@ import (
 	"github.com/troupe-go/troupe/actors"
 )
 
-// ClientOption configures the Client leaf. An option is a function value
-// with no state of its own: it is safe for concurrent use.
+// ClientOption configures the Send and Client leaves. An option is a
+// function value with no state of its own: it is safe for concurrent use.
 type ClientOption func(*clientConfig)
 
-// clientConfig is the leaf's configuration; set by Client, then read-only.
+// clientConfig is the leaf's configuration; set by Send or Client, then
+// read-only.
 type clientConfig struct {
 	hold  []int // statuses whose bodies are held in memory
 	limit int64 // the most bytes held per body
