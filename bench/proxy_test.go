@@ -92,7 +92,61 @@ func BenchmarkProxy(b *testing.B) {
 }
 
 func runProxy(b *testing.B, v proxyVariant) {
-	var conns atomic.Int64
+	gw, conns, stop := startProxy(b, v)
+	defer stop()
+	client, done := proxyClient()
+	defer done()
+	call := func(ctx context.Context, n int) (int, error) { return proxyCall(ctx, client, gw, n) }
+	warmProxy(b, call)
+	elapsed := runCallers(b, 64, shared(call))
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(conns.Load()), "backend-conns")
+}
+
+// BenchmarkProxyPaired runs ReverseProxy over net/http's Transport and
+// over troupe's side by side, each in front of a backend of its own: the
+// 64 clients send their requests to one and the other in turn, so that
+// both meet the same noise of this shared machine at the same moments.
+// It reports each one's mean latency and their ratio (troupe/nethttp,
+// latency-x; a closed loop's requests a second are its inverse), and each
+// one's backend connections.
+func BenchmarkProxyPaired(b *testing.B) {
+	b.Run("par64", func(b *testing.B) {
+		plain, plainConns, stopPlain := startProxy(b, proxyVariants[0])
+		defer stopPlain()
+		viaTroupe, troupeConns, stopTroupe := startProxy(b, proxyVariants[1])
+		defer stopTroupe()
+		client, done := proxyClient()
+		defer done()
+		var took [2]atomic.Int64 // nanoseconds spent in each gateway's requests
+		call := func(ctx context.Context, n int) (int, error) {
+			gw, i := plain, n%2
+			if i == 1 {
+				gw = viaTroupe
+			}
+			start := time.Now()
+			r, err := proxyCall(ctx, client, gw, n)
+			took[i].Add(int64(time.Since(start)))
+			return r, err
+		}
+		warmProxy(b, call)
+		took[0].Store(0)
+		took[1].Store(0)
+		runCallers(b, 64, shared(call))
+		half := float64(b.N) / 2
+		b.ReportMetric(float64(took[0].Load())/half, "nethttp-ns/req")
+		b.ReportMetric(float64(took[1].Load())/half, "troupe-ns/req")
+		b.ReportMetric(float64(took[1].Load())/float64(took[0].Load()), "latency-x")
+		b.ReportMetric(float64(plainConns.Load()), "nethttp-conns")
+		b.ReportMetric(float64(troupeConns.Load()), "troupe-conns")
+	})
+}
+
+// startProxy starts a backend answering about 1 KiB and a ReverseProxy
+// in front of it over v's transport; it returns the proxy's URL and the
+// count of connections the backend accepted.
+func startProxy(b *testing.B, v proxyVariant) (string, *atomic.Int64, func()) {
+	conns := new(atomic.Int64)
 	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s\n%s", r.URL.Query().Get("v"), proxyPadding)
 	}))
@@ -102,53 +156,62 @@ func runProxy(b *testing.B, v proxyVariant) {
 		}
 	}
 	backend.Start()
-	defer backend.Close()
 	target, _ := url.Parse(backend.URL)
-
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 64
-	defer base.CloseIdleConnections()
 	rt, stop := v.build(b, base)
-	defer stop()
 	gw := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport: rt,
 		ErrorLog:  log.New(io.Discard, "", 0),
 	})
-	defer gw.Close()
-
-	users := &http.Transport{MaxIdleConnsPerHost: 64}
-	defer users.CloseIdleConnections()
-	client := &http.Client{Transport: users}
-	call := func(ctx context.Context, n int) (int, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodGet, gw.URL+"/?v="+strconv.Itoa(n), nil)
-		if err != nil {
-			return 0, err
-		}
-		resp, err := client.Do(r)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		line, err := bufio.NewReader(resp.Body).ReadString('\n')
-		if err != nil {
-			return 0, fmt.Errorf("status %d: %w", resp.StatusCode, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return strconv.Atoi(strings.TrimSuffix(line, "\n"))
+	return gw.URL, conns, func() {
+		gw.Close()
+		stop()
+		base.CloseIdleConnections()
+		backend.Close()
 	}
+}
 
-	// Warm-up: 64 requests at once open the connections a steady load uses.
+// proxyClient is the clients' http.Client, and what closes its
+// connections.
+func proxyClient() (*http.Client, func()) {
+	users := &http.Transport{MaxIdleConnsPerHost: 128}
+	return &http.Client{Transport: users}, users.CloseIdleConnections
+}
+
+// proxyCall gets request n through the proxy at gw and returns the number
+// the backend echoed.
+func proxyCall(ctx context.Context, client *http.Client, gw string, n int) (int, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, gw+"/?v="+strconv.Itoa(n), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("status %d: %w", resp.StatusCode, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return strconv.Atoi(strings.TrimSuffix(line, "\n"))
+}
+
+// warmProxy sends 128 requests, 64 at once, before the timed run: they
+// open the connections a steady load uses.
+func warmProxy(b *testing.B, call callFn) {
 	var wg sync.WaitGroup
-	for i := range 64 {
+	for i := range 128 {
 		wg.Go(func() {
 			if _, err := call(context.Background(), i); err != nil {
 				b.Error(err)
 			}
 		})
+		if i%64 == 63 {
+			wg.Wait()
+		}
 	}
-	wg.Wait()
-	elapsed := runCallers(b, 64, shared(call))
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-	b.ReportMetric(float64(conns.Load()), "backend-conns")
 }

@@ -17,11 +17,11 @@ import (
 // releases it when the outcome is no longer in use (the body is closed or
 // read to its end), or at once when the outcome holds nothing.
 //
-// A stage that gives something back at an outcome asks KeepUntilReleased
-// first, with its frame's Context; the runtime does it for the slots of
-// HoldUntilOutcome stages. What is kept goes back, once, at Release; what a
-// stage offers after Release goes back at once (KeepUntilReleased reports
-// false). A Hold that is never released keeps what it holds for good, as a
+// A stage that gives something back at an outcome asks HoldFor first, with
+// its frame's Context, and Keeps what it would give back in the Hold it
+// returns; the runtime does it for the slots of HoldUntilOutcome stages.
+// What is kept goes back, once, at Release; what a stage offers after
+// Release goes back at once (Keep reports false). A Hold that is never released keeps what it holds for good, as a
 // body never closed keeps its connection.
 //
 // Its methods are safe for concurrent use.
@@ -58,10 +58,20 @@ func WithHold[Res any](ctx context.Context, keeps func(res Res, err error) bool)
 	return context.WithValue(ctx, holdKey{}, h), h
 }
 
-// holdFor returns the Hold ctx carries if it keeps the outcome res, err,
-// nil otherwise.
+// HoldFor is for a stage's frame hook that gives something back at the
+// outcome res, err: it returns the Hold ctx (the frame's Context) carries
+// when that Hold keeps this outcome, nil otherwise (then the stage gives
+// back at once). Until a Hold is made in the process it costs an atomic
+// load: make what you hand to Keep only once HoldFor returned one.
+func HoldFor[Res any](ctx context.Context, res Res, err error) *Hold {
+	if !holding.Load() {
+		return nil
+	}
+	return holdFor(ctx, res, err)
+}
+
 func holdFor[Res any](ctx context.Context, res Res, err error) *Hold {
-	if !holding.Load() || ctx == nil {
+	if ctx == nil {
 		return nil
 	}
 	h, _ := ctx.Value(holdKey{}).(*Hold)
@@ -74,21 +84,16 @@ func holdFor[Res any](ctx context.Context, res Res, err error) *Hold {
 	return h
 }
 
-// KeepUntilReleased is for a stage's frame hook that gives something back
-// at the outcome res, err: when ctx (the frame's Context) carries a Hold
-// that keeps this outcome and is not released yet, release is kept in it,
-// to run once when it is released, and KeepUntilReleased reports true;
-// otherwise it reports false, release is not called, and the stage gives
-// back at once. release runs on the goroutine that releases the Hold (the
-// caller's, closing a body): it must not block.
-func KeepUntilReleased[Res any](ctx context.Context, res Res, err error, release func()) bool {
-	h := holdFor(ctx, res, err)
-	return h != nil && h.keep(nil, release)
-}
+// Keep keeps release in h, to run once when h is released, and reports
+// true; once h is released it reports false and does not call release
+// (give back at once then). release runs on the goroutine that releases h
+// (the caller's, closing a body): it must not block.
+func (h *Hold) Keep(release func()) bool { return h.keep(nil, release) }
 
-// keepSlotUntilReleased keeps a slot of mb in the Hold ctx carries, as
-// KeepUntilReleased does, without a function made for it.
-func keepSlotUntilReleased[Res any](ctx context.Context, res Res, err error, mb *mailbox.Mailbox) bool {
+// keepSlot keeps a slot of mb in the Hold ctx carries, if it keeps the
+// outcome res, err (see HoldFor), without a function made for it. Its
+// callers test holding first, where it inlines.
+func keepSlot[Res any](ctx context.Context, res Res, err error, mb *mailbox.Mailbox) bool {
 	h := holdFor(ctx, res, err)
 	return h != nil && h.keep(mb, nil)
 }

@@ -61,21 +61,25 @@ func TestAHoldKeepsAStagesSlotUntilItIsReleased(t *testing.T) {
 	})
 }
 
-// KeepUntilReleased, for stages that give back something of their own:
-// it keeps what it is given while the Hold is live and keeps the outcome,
-// for the Hold's response type only, and runs it once at the release.
-func TestKeepUntilReleasedRunsWhatItKeptOnceAtTheRelease(t *testing.T) {
+// HoldFor and Keep, for stages that give back something of their own:
+// Keep keeps what it is given while the Hold is live, and it runs once at
+// the release; HoldFor finds a Hold only for an outcome it keeps, of its
+// response type.
+func TestAHoldRunsWhatItKeptOnceAtTheRelease(t *testing.T) {
 	var runs int
 	release := func() { runs++ }
-	assert.False(t, stagekit.KeepUntilReleased(context.Background(), 1, nil, release), "no Hold")
-	ctx, h := stagekit.WithHold[int](context.Background(), nil)
-	assert.False(t, stagekit.KeepUntilReleased(ctx, "another type", nil, release))
-	assert.True(t, stagekit.KeepUntilReleased(ctx, 1, nil, release))
-	assert.True(t, stagekit.KeepUntilReleased(context.WithValue(ctx, struct{}{}, 0), 2, nil, release), "a derived context")
+	assert.Nil(t, stagekit.HoldFor(context.Background(), 1, nil), "no Hold")
+	ctx, h := stagekit.WithHold(context.Background(), func(_ int, err error) bool { return err == nil })
+	assert.Nil(t, stagekit.HoldFor(ctx, "another type", nil))
+	assert.Nil(t, stagekit.HoldFor(ctx, 1, errors.New("failed")), "an outcome it does not keep")
+	require.Same(t, h, stagekit.HoldFor(ctx, 1, nil))
+	require.Same(t, h, stagekit.HoldFor(context.WithValue(ctx, struct{}{}, 0), 2, nil), "a derived context")
+	assert.True(t, h.Keep(release))
+	assert.True(t, h.Keep(release))
 	assert.Zero(t, runs)
 	h.Release()
 	assert.Equal(t, 2, runs)
-	assert.False(t, stagekit.KeepUntilReleased(ctx, 3, nil, release))
+	assert.False(t, h.Keep(release))
 	h.Release()
 	assert.Equal(t, 2, runs)
 }

@@ -56,7 +56,7 @@ func (s *Stage[Req, Res]) Keep(e *Envelope[Req, Res]) { s.kept = e }
 // Hold that keeps the outcome (see WithHold): then it is freed when the
 // Hold is released.
 func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	if !e.root.call.keepSlot(s.mb) && !keepSlotUntilReleased(f.ctx, res, err, s.mb) {
+	if !e.root.call.keepSlot(s.mb) && !(holding.Load() && keepSlot(f.ctx, res, err, s.mb)) {
 		s.mb.Free()
 	}
 	return res, err, false

@@ -28,7 +28,7 @@ func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stageki
 	*c = call{}
 	b.calls.Put(c)
 
-	if perr == nil && stagekit.KeepUntilReleased(f.Context(), res, err, func() { b.released(ep, rtt, k) }) {
+	if h := stagekit.HoldFor(f.Context(), res, err); perr == nil && h != nil && h.Keep(func() { b.released(ep, rtt, k) }) {
 		return res, err, false
 	}
 	if terr := b.settle(ep, now, rtt, k); terr != nil && perr == nil {
