@@ -55,7 +55,7 @@ func untrusted(err error) bool {
 // unsendable reports whether req is a request net/http refuses to send,
 // whatever the server: the checks its Transport makes before writing.
 func unsendable(req *http.Request) bool {
-	if req == nil || req.URL == nil || req.URL.Host == "" && req.Host == "" {
+	if req == nil || req.URL == nil || req.URL.Host == "" {
 		return true
 	}
 	if s := strings.ToLower(req.URL.Scheme); s != "http" && s != "https" {
