@@ -10,11 +10,12 @@ import (
 	"github.com/troupe-go/troupe/actors"
 )
 
-// ClientOption configures the Client leaf. An option is a function value
-// with no state of its own: it is safe for concurrent use.
+// ClientOption configures the Send and Client leaves. An option is a
+// function value with no state of its own: it is safe for concurrent use.
 type ClientOption func(*clientConfig)
 
-// clientConfig is the leaf's configuration; set by Client, then read-only.
+// clientConfig is the leaf's configuration; set by Send or Client, then
+// read-only.
 type clientConfig struct {
 	hold  []int // statuses whose bodies are held in memory
 	limit int64 // the most bytes held per body
@@ -45,17 +46,27 @@ func HoldStatus(codes ...int) ClientOption {
 // back with its connection, unread, and is not retried.
 func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = max(n, 0) } }
 
-// Client returns the leaf service that sends each request with c
-// (http.DefaultClient when c is nil). Like every actors.Func, the call runs
-// on the goroutine of the caller that made it, may block, and is bounded by
-// the call's context: the request is sent with the context the stages hand
-// down (a Timeout's derived context, say), which replaces the request's own.
+// Client returns a leaf service that sends each request with c
+// (http.DefaultClient when c is nil): for users who want an http.Client's
+// own handling as the leaf, its redirects followed (its CheckRedirect
+// policy), its cookie jar, its Timeout. It is not what Transport's setup
+// uses: a RoundTripper must not follow redirects, so a stack inside a
+// Transport should end in Send, which sends with an http.RoundTripper and
+// returns every response, a 302 included, as net/http's Transport does.
+//
+// Like every actors.Func, the call runs on the goroutine of the caller
+// that made it, may block, and is bounded by the call's context: the
+// request is sent with the context the stages hand down (a Timeout's
+// derived context, say), which replaces the request's own.
 //
 // What the outcome means:
 //
 //   - An error from c.Do (a transport error, a refused redirect, a cancelled
 //     context) is an error, and no response comes with it. When the call's
-//     context had ended by then, the error also matches ErrCallEnded.
+//     context had ended by then, the error also matches ErrCallEnded; an
+//     error no retry can cure (a redirect c refused, as after too many;
+//     a certificate c does not trust; a request c cannot send: an
+//     unsupported scheme, an invalid header) matches troupe.ErrPermanent.
 //   - Every response is a response, whatever its status: a 404 or a 503
 //     comes back with a nil error, and a retry policy decides what to do
 //     with it (see Retryable).
@@ -83,49 +94,82 @@ func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = 
 // then keeps its connection until the call's context ends, or for good if
 // it never does.
 //
-// The request itself is not modified (the leaf sends a shallow copy when
-// the context differs); its body is closed by c's transport, as always.
+// The request itself is not modified: the leaf sends a shallow copy when
+// the context differs, or when the request is one a server received
+// (RequestURI set, as httputil.ReverseProxy forwards it), which
+// http.Client refuses: the copy has no RequestURI. Its body is closed by
+// c's transport, as always.
 //
 // The service is safe for concurrent use if c is (an *http.Client is).
 func Client(c *http.Client, opts ...ClientOption) *actors.FuncService[*http.Request, *http.Response] {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	l := &leaf{c: c, cfg: clientConfig{hold: defaultRetryStatuses, limit: DefaultHoldLimit}}
+	l := newLeaf(opts)
+	l.c = c
+	return actors.Func(l.do, "troupehttp.Client")
+}
+
+// leaf is the function of the Client and Send leaves: exactly one of c and
+// rt is set. Its fields are set by Client or Send, then read-only.
+type leaf struct {
+	c   *http.Client
+	rt  http.RoundTripper
+	cfg clientConfig
+}
+
+func newLeaf(opts []ClientOption) *leaf {
+	l := &leaf{cfg: clientConfig{hold: defaultRetryStatuses, limit: DefaultHoldLimit}}
 	for _, o := range opts {
 		if o != nil {
 			o(&l.cfg)
 		}
 	}
-	return actors.Func(l.do, "troupehttp.Client")
-}
-
-// leaf is the Client's function; its fields are set by Client, then
-// read-only.
-type leaf struct {
-	c   *http.Client
-	cfg clientConfig
+	return l
 }
 
 func (l *leaf) do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	if req == nil {
 		return nil, ErrNilRequest
 	}
+	out := req
 	if ctx != nil && !sameContext(ctx, req.Context()) {
-		req = req.WithContext(ctx)
+		out = req.WithContext(ctx) // a shallow copy
 	}
-	res, err := l.c.Do(req)
+	if l.c != nil && out.RequestURI != "" {
+		if out == req {
+			out = req.WithContext(req.Context())
+		}
+		out.RequestURI = "" // http.Client refuses a server's request
+	}
+	res, err := l.send(out)
 	if err != nil {
-		// c.Do returns a response with an error only for a refused
-		// redirect, and has closed its body then.
-		return nil, ended(req.Context(), err)
+		return nil, ended(out.Context(), markPermanent(out, l.c != nil && res != nil, err))
+	}
+	if res == nil {
+		return nil, ErrNilResponse
 	}
 	if slices.Contains(l.cfg.hold, res.StatusCode) {
 		if err := HoldBody(res, l.cfg.limit); err != nil && !errors.Is(err, ErrBodyTooLarge) {
-			return nil, ended(req.Context(), err)
+			return nil, ended(out.Context(), err)
 		}
 	}
 	return res, nil
+}
+
+// send sends req with the leaf's client or RoundTripper. A response that
+// comes with an error has its body closed already (http.Client's refused
+// redirect), or has it closed here (a RoundTripper breaking its
+// contract).
+func (l *leaf) send(req *http.Request) (*http.Response, error) {
+	if l.rt != nil {
+		res, err := l.rt.RoundTrip(req)
+		if err != nil && res != nil && res.Body != nil {
+			_ = res.Body.Close()
+		}
+		return res, err
+	}
+	return l.c.Do(req)
 }
 
 // ended marks err as the error of a call whose context had ended, if it

@@ -16,9 +16,10 @@ import (
 	"github.com/troupe-go/troupe/troupehttp"
 )
 
-// A troupe stack (limit, timeout, retry over the Client leaf) inside an
+// A troupe stack (limit, timeout, retry over the Send leaf) inside an
 // http.Client: the flaky server's two 503s are retried, and the POST's
-// body is sent again each time.
+// body is sent again each time (the POST carries an Idempotency-Key:
+// without one, it would be sent once).
 func Example() {
 	ctx := context.Background()
 	var calls atomic.Int32
@@ -34,7 +35,7 @@ func Example() {
 
 	sys := actors.NewSystem()
 	defer sys.Shutdown(ctx)
-	inner := &http.Client{Transport: &http.Transport{}}
+	inner := &http.Transport{}
 	defer inner.CloseIdleConnections()
 
 	bo, _ := backoff.New(time.Millisecond, 10*time.Millisecond)
@@ -42,7 +43,7 @@ func Example() {
 		Limit(8).
 		Timeout(5*time.Second).
 		Layer(troupehttp.Retry(3, bo)).
-		Build(sys, troupehttp.Client(inner))
+		Build(sys, troupehttp.Send(inner))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -50,7 +51,9 @@ func Example() {
 	defer stack.Close(ctx)
 
 	hc := &http.Client{Transport: troupehttp.Transport(stack)}
-	resp, err := hc.Post(srv.URL, "text/plain", strings.NewReader("ping"))
+	post, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("ping"))
+	post.Header.Set("Idempotency-Key", "ping-1") // a POST is retried only with one
+	resp, err := hc.Do(post)
 	if err != nil {
 		fmt.Println(err)
 		return

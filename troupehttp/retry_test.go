@@ -43,8 +43,8 @@ func get(t *testing.T, st *troupe.Stack[req, res], url string) *http.Response {
 	return resp
 }
 
-// A POST with a bytes body is retried with its body resent intact, with its
-// length known or not (chunked: net/http's transport cannot rewind a body
+// A POST with a bytes body (and an Idempotency-Key) is retried with its
+// body resent intact, with its length known or not (chunked: net/http's transport cannot rewind a body
 // for us then, so a body shared between attempts would arrive empty).
 func TestRetry_POSTWithBytesBodyIsResentIntact(t *testing.T) {
 	for _, chunked := range []bool{false, true} {
@@ -56,6 +56,7 @@ func TestRetry_POSTWithBytesBodyIsResentIntact(t *testing.T) {
 			payload := strings.Repeat("payload-", 512)
 			r, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader([]byte(payload)))
 			require.NoError(t, err)
+			r.Header.Set("Idempotency-Key", "k1")
 			if chunked {
 				r.ContentLength = -1
 			}
@@ -93,6 +94,7 @@ func TestRetry_ReplayableBodyIsRetried(t *testing.T) {
 	st := retryStack(t, hc, 3)
 	r, err := http.NewRequest(http.MethodPost, srv.URL, io.NopCloser(strings.NewReader("twice")))
 	require.NoError(t, err)
+	r.Header.Set("Idempotency-Key", "k1")
 	r, err = troupehttp.Replayable(r, troupehttp.DefaultReplayLimit)
 	require.NoError(t, err)
 	resp, err := troupe.Do(ctx, st, r)

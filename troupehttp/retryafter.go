@@ -65,10 +65,20 @@ type Policy struct {
 	// MaxRetryAfter caps the wait a Retry-After header may ask for; zero
 	// means DefaultMaxRetryAfter, a negative value ignores the header.
 	MaxRetryAfter time.Duration
+	// Idempotent says which requests may be sent again after an attempt
+	// that may have reached the server; nil means IsIdempotent (net/http's
+	// rule). A request it refuses is retried only after an error NotSent
+	// accepts. func(*http.Request) bool { return true } retries every
+	// request Retryable accepts, POST included. It must be safe for
+	// concurrent use.
+	Idempotent func(*http.Request) bool
 }
 
 // Retry implements retry.Policy.
 func (p *Policy) Retry(req **http.Request, res **http.Response, err *error) (retry.Wait, bool) {
+	if !p.idempotent(*req) && !NotSent(*err) {
+		return retry.Wait{}, false // it may have been processed: the caller gets this outcome
+	}
 	var after time.Duration
 	asked := false
 	if *err == nil && p.MaxRetryAfter >= 0 {
@@ -82,6 +92,13 @@ func (p *Policy) Retry(req **http.Request, res **http.Response, err *error) (ret
 		w.Delay = max(w.Delay, after)
 	}
 	return w, again
+}
+
+func (p *Policy) idempotent(req *http.Request) bool {
+	if p.Idempotent == nil {
+		return IsIdempotent(req)
+	}
+	return p.Idempotent(req)
 }
 
 func (p *Policy) maxRetryAfter() time.Duration {

@@ -40,7 +40,8 @@ func fullStack(t *testing.T, hc *http.Client, n int, d time.Duration) *troupe.St
 }
 
 // A whole stack inside an http.Client: the POST's body crosses both
-// clients and is resent intact on the retry; the caller reads the 200.
+// clients and is resent intact on the retry (it carries an
+// Idempotency-Key); the caller reads the 200.
 func TestTransport_StackInsideAnHTTPClient(t *testing.T) {
 	ctx := testCtx(t)
 	srv := newScripted(t, 503, 200)
@@ -48,6 +49,7 @@ func TestTransport_StackInsideAnHTTPClient(t *testing.T) {
 	hc := &http.Client{Transport: troupehttp.Transport(fullStack(t, inner, 5, 10*time.Second))}
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("hello"))
 	require.NoError(t, err)
+	r.Header.Set("Idempotency-Key", "k1")
 	resp, err := hc.Do(r)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -241,6 +243,7 @@ func TestTransport_DoesNotModifyTheRequest(t *testing.T) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/a?b=c", bytes.NewReader([]byte("body")))
 	require.NoError(t, err)
 	r.Header.Set("X-Test", "1")
+	r.Header.Set("Idempotency-Key", "k1") // a PUT is retried only with one
 	before := *r
 	header := r.Header.Clone()
 	u := *r.URL

@@ -52,9 +52,11 @@ func (s *Stage[Req, Res]) Keep(e *Envelope[Req, Res]) { s.kept = e }
 // Complete is the hook of a HoldUntilOutcome stage's frames: the outcome is
 // delivered, so the slot is free, unless leaf work still runs for the same
 // caller (an outcome forced past it, see runLeaf and Envelope.Detach): then
-// it is freed when that work ends.
-func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], _ *Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	if !e.root.call.keepSlot(s.mb) {
+// it is freed when that work ends; or unless the call's context carries a
+// Hold that keeps the outcome (see WithHold): then it is freed when the
+// Hold is released.
+func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+	if !e.root.call.keepSlot(s.mb) && !(holding.Load() && keepSlot(f.ctx, res, err, s.mb)) {
 		s.mb.Free()
 	}
 	return res, err, false

@@ -100,6 +100,7 @@ func one(ctx context.Context, svc troupe.Service[*http.Request, *http.Response],
 	}
 	req.Header.Set(headerWorker, strconv.Itoa(w.id))
 	req.Header.Set("X-Request-Id", fmt.Sprintf("%d-%d", w.id, i))
+	req.Header.Set("Idempotency-Key", req.Header.Get("X-Request-Id")) // safe to send again: troupehttp's retry policy sends a POST once without one
 	res, err := troupe.Do(ctx, svc, req)
 	if err != nil {
 		return err

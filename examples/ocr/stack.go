@@ -91,7 +91,10 @@ func makeJob(seed uint64, id int, bad float64) job {
 // request is the POST for j. The image comes as a stream that can be read
 // once (as from a file or an upload): CloneRequest could not copy it, and
 // the retry stage would send it once and never retry it. Replayable holds
-// it in memory so that every attempt sends it whole.
+// it in memory so that every attempt sends it whole. Reading an image
+// twice does no harm, and the request says so with an Idempotency-Key:
+// without one, troupehttp's retry policy sends a POST once (or again only
+// if it never left).
 func (j job) request(url string) (*http.Request, error) {
 	r, err := http.NewRequest(http.MethodPost, url, io.NopCloser(bytes.NewReader(j.img)))
 	if err != nil {
@@ -100,6 +103,7 @@ func (j job) request(url string) (*http.Request, error) {
 	r.Header.Set("Content-Type", "image/png")
 	r.Header.Set(headerID, strconv.Itoa(j.id))
 	r.Header.Set(headerSum, strconv.FormatUint(uint64(crc32.ChecksumIEEE(j.img)), 16))
+	r.Header.Set("Idempotency-Key", "ocr-"+strconv.Itoa(j.id))
 	return troupehttp.Replayable(r, troupehttp.DefaultReplayLimit)
 }
 

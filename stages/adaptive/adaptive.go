@@ -56,6 +56,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("adaptive: %w", err)
 	}
+	if host, err := stagekit.HostFrom(h); err == nil { // Spawn took h
+		b.log = host.System().Logger()
+	}
 	b.attach(st, c.max)
 	a := &Adaptive[Req, Res]{b: b}
 	a.Handle = stagekit.NewHandle(st, nil)

@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,7 @@ type behavior[Req, Res any] struct {
 	classify func(error) bool   // nil: every error is a drop
 	onChange func(old, new int) // nil: nobody is told
 	rep      *stagekit.Reporter // the stack's observer; nil: none; set by attach, then read-only
+	log      *slog.Logger       // the system's; set by New, then read-only
 	calls    sync.Pool          // *call, one per call in flight
 
 	mu      sync.Mutex

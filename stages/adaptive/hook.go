@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
@@ -13,6 +14,10 @@ import (
 // stage handed on. It runs where the outcome was produced, for many calls
 // at once. It measures the call, moves the limit, gives the call's slot
 // back (or keeps it, see slots), and has the actor hand on what waits.
+// When the call's context carries a Hold that keeps the outcome (see
+// stagekit.WithHold: a response whose body still streams), the call's
+// latency is measured now, and the rest waits for the Hold's release: the
+// call counts as in flight, and keeps its slot, until then.
 func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	c := f.Aux.(*call)
 	f.Aux = nil
@@ -23,6 +28,36 @@ func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stageki
 	*c = call{}
 	b.calls.Put(c)
 
+	if h := stagekit.HoldFor(f.Context(), res, err); perr == nil && h != nil && h.Keep(func() { b.released(ep, rtt, k) }) {
+		return res, err, false
+	}
+	if terr := b.settle(ep, now, rtt, k); terr != nil && perr == nil {
+		perr = terr
+	}
+	if perr != nil {
+		var zero Res
+		if err != nil {
+			return zero, fmt.Errorf("adaptive: %w (the call's error: %w)", perr, err), false
+		}
+		return zero, fmt.Errorf("adaptive: %w", perr), false
+	}
+	return res, err, false
+}
+
+// released settles a call whose outcome a Hold kept, when the Hold is
+// released (on the goroutine that releases it). No call waits for its
+// outcome any more: a panic of OnLimitChange is logged.
+func (b *behavior[Req, Res]) released(ep uint64, rtt time.Duration, k kind) {
+	if err := b.settle(ep, b.clock.Now(), rtt, k); err != nil && b.log != nil {
+		b.log.Error("adaptive: OnLimitChange panicked", "stage", b.st.Name(), "err", err)
+	}
+}
+
+// settle ends a call of epoch ep that took rtt and was judged k, at now:
+// the limit moves, the call's slot goes back (or is kept, see slots), and
+// the actor hands on what waits. It returns the first panic of
+// OnLimitChange or the observer.
+func (b *behavior[Req, Res]) settle(ep uint64, now time.Time, rtt time.Duration, k kind) error {
 	b.mu.Lock()
 	g0 := b.lim.gate
 	old, cur := b.lim.done(ep, now, rtt, k)
@@ -43,22 +78,14 @@ func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stageki
 	if cur < old {
 		b.takeBack()
 	}
+	var perr error
 	if cur != old && (b.onChange != nil || b.rep != nil) {
-		if terr := b.tellChanges(); terr != nil && perr == nil {
-			perr = terr
-		}
+		perr = b.tellChanges()
 	}
 	if b.waiting.Load() > 0 {
 		b.st.PostControl(pumpMsg{})
 	}
-	if perr != nil {
-		var zero Res
-		if err != nil {
-			return zero, fmt.Errorf("adaptive: %w (the call's error: %w)", perr, err), false
-		}
-		return zero, fmt.Errorf("adaptive: %w", perr), false
-	}
-	return res, err, false
+	return perr
 }
 
 // judge says what an outcome tells about the service inside: a success is
