@@ -15,6 +15,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/fallback"
 	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/stages/timeout"
@@ -257,40 +258,47 @@ func TestAFallbackOutsideAnAbandoningTimeoutRunsItsFunction(t *testing.T) {
 	})
 }
 
-// A Limit outside a Hedge counts the original attempt until its work
-// returns, also after a hedge won: with Limit(1), the next caller's call
-// starts when the lost original (which ignores its context) returns, not
-// when the hedge won.
+// A Limit (and an Adaptive limit) outside a Hedge counts the original
+// attempt until its work returns, also after a hedge won: with a limit of
+// 1, the next caller's call starts when the lost original (which ignores
+// its context) returns, not when the hedge won.
 //
-// spec: H1, C1, EG13
+// spec: H1, C1, AL1, EG13
 func TestALimitOutsideAHedgeCountsTheLostOriginalUntilItReturns(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		sys := troupetest.NewSystem(t)
-		var calls atomic.Int32
-		var second time.Duration
-		t0 := time.Now()
-		st, err := stages.Stack[int, int]().Limit(1).Hedge(hedge.Delay(100*time.Millisecond), hedge.NoBudget()).
-			Build(sys, actors.Func(func(_ context.Context, v int) (int, error) {
-				switch calls.Add(1) {
-				case 1:
-					time.Sleep(time.Second) // the original, ignoring its context
-				case 3:
-					second = time.Since(t0)
-				}
-				return v, nil
-			}))
-		require.NoError(t, err)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			time.Sleep(150 * time.Millisecond) // after the hedge went out
-			_, err := troupe.Do(context.Background(), st, 2)
-			assert.NoError(t, err)
-		}()
-		_, err = troupe.Do(context.Background(), st, 1) // the caller hears when its original returns
-		require.NoError(t, err)
-		<-done
-		assert.Equal(t, time.Second, second, "the second caller's call starts when the lost original returns")
-		require.NoError(t, st.Close(context.Background()))
-	})
+	for name, b := range map[string]stages.Builder[int, int]{
+		"limit":    stages.Stack[int, int]().Limit(1),
+		"adaptive": stages.Stack[int, int]().Adaptive(adaptive.Limits(1, 1), adaptive.Initial(1)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sys := troupetest.NewSystem(t)
+				var calls atomic.Int32
+				var second time.Duration
+				t0 := time.Now()
+				st, err := b.Hedge(hedge.Delay(100*time.Millisecond), hedge.NoBudget()).
+					Build(sys, actors.Func(func(_ context.Context, v int) (int, error) {
+						switch calls.Add(1) {
+						case 1:
+							time.Sleep(time.Second) // the original, ignoring its context
+						case 3:
+							second = time.Since(t0)
+						}
+						return v, nil
+					}))
+				require.NoError(t, err)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					time.Sleep(150 * time.Millisecond) // after the hedge went out
+					_, err := troupe.Do(context.Background(), st, 2)
+					assert.NoError(t, err)
+				}()
+				_, err = troupe.Do(context.Background(), st, 1) // the caller hears when its original returns
+				require.NoError(t, err)
+				<-done
+				assert.Equal(t, time.Second, second, "the second caller's call starts when the lost original returns")
+				require.NoError(t, st.Close(context.Background()))
+			})
+		})
+	}
 }

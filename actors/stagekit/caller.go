@@ -28,9 +28,9 @@ type callState[Req, Res any] struct {
 
 	// Leaf work running for this caller, and the slots of HoldUntilOutcome
 	// stages kept until none runs (see keepSlot).
-	running atomic.Int32       // leaf runs under way
-	heldN   atomic.Int32       // len(held), stored under mu
-	held    []*mailbox.Mailbox // guarded by mu
+	running atomic.Int32 // leaf runs under way
+	heldN   atomic.Int32 // len(held), stored under mu
+	held    []func()     // what is given back when no leaf work runs; guarded by mu
 
 	// For Stage.ReserveAndCall: the request waits in the stage's line for a
 	// slot, and the goroutine that frees one sends it (see slotGranted).

@@ -50,8 +50,17 @@ func (c *callState[Req, Res]) keepSlot(mb *mailbox.Mailbox) bool {
 	if c.running.Load() == 0 {
 		return false
 	}
+	return c.keep(mb.Free)
+}
+
+// keep runs release once the last leaf work running for this caller ends,
+// and reports true; false (release not called) when none runs.
+func (c *callState[Req, Res]) keep(release func()) bool {
+	if c.running.Load() == 0 {
+		return false
+	}
 	c.mu.Lock()
-	c.held = append(c.held, mb)
+	c.held = append(c.held, release)
 	c.heldN.Store(int32(len(c.held)))
 	c.mu.Unlock()
 	if c.running.Load() == 0 {
@@ -60,14 +69,24 @@ func (c *callState[Req, Res]) keepSlot(mb *mailbox.Mailbox) bool {
 	return true
 }
 
-// freeHeld frees the kept slots, once each.
+// KeepWhileWorkRuns is for a stage's frame hook that gives something back
+// at the outcome (an adaptive limit's permit): when leaf work still runs
+// for the caller of e's request although the outcome has passed (a timeout
+// fired below, a hedge won beside it), release runs once that work has
+// ended, and KeepWhileWorkRuns reports true; otherwise it reports false and
+// release is not called (give back at once). The runtime does it for the
+// slots of HoldUntilOutcome stages. Safe from any goroutine; release runs
+// on the goroutine of the work that ends last and must not block.
+func (e *Envelope[Req, Res]) KeepWhileWorkRuns(release func()) bool { return e.root.call.keep(release) }
+
+// freeHeld gives back what was kept, once each.
 func (c *callState[Req, Res]) freeHeld() {
 	c.mu.Lock()
 	held := c.held
 	c.held = nil
 	c.heldN.Store(0)
 	c.mu.Unlock()
-	for _, mb := range held {
-		mb.Free()
+	for _, release := range held {
+		release()
 	}
 }

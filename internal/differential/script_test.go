@@ -192,10 +192,10 @@ func drawScript(t *rapid.T) *script {
 // Switches for behaviour the model and troupe do not agree on yet.
 const (
 	enablePanics = false // troupe's retries retry a panic until EG10 lands
-	// An Adaptive limit frees its permit when an outcome passes it, also
-	// while the caller still runs the work (a hedge lost, a timeout fired
-	// below it): unlike a Limit, it does not count that work.
-	enableAdaptiveKeep = false
+	// Fixed: an Adaptive limit freed its permit when an outcome passed it,
+	// also while the caller still ran the work (a hedge lost, a timeout
+	// fired below it); stagekit's Envelope.KeepWhileWorkRuns.
+	enableAdaptiveKeep = true
 )
 
 // record is what one side saw.

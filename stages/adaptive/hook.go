@@ -17,8 +17,10 @@ import (
 // When the call's context carries a Hold that keeps the outcome (see
 // stagekit.WithHold: a response whose body still streams), the call's
 // latency is measured now, and the rest waits for the Hold's release: the
-// call counts as in flight, and keeps its slot, until then.
-func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+// call counts as in flight, and keeps its slot, until then. So it does while
+// the caller's work still runs after an outcome was forced past it (a
+// timeout fired below, a hedge won), as a Limit's slot does.
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
 	c := f.Aux.(*call)
 	f.Aux = nil
 	now := b.clock.Now()
@@ -30,6 +32,9 @@ func (b *behavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stageki
 
 	if h := stagekit.HoldFor(f.Context(), res, err); perr == nil && h != nil && h.Keep(func() { b.released(ep, rtt, k) }) {
 		return res, err, false
+	}
+	if perr == nil && e.KeepWhileWorkRuns(func() { b.released(ep, rtt, k) }) {
+		return res, err, false // the work still runs below (an outcome forced past it): it counts until it ends
 	}
 	if terr := b.settle(ep, now, rtt, k); terr != nil && perr == nil {
 		perr = terr
