@@ -303,7 +303,12 @@ func (br *mbreaker) open() {
 func (w *world) asyncfilter(check time.Duration, inner mstage) mstage {
 	b := w.stage(unbounded, inner)
 	checks := map[int]int{}
+	started := map[int]time.Duration{}
 	b.take = func(m *msg) {
+		if at, ok := started[m.r.id]; ok && at == w.now {
+			w.racy = true // two checks of one caller at one instant: which takes which time is the scheduler's
+		}
+		started[m.r.id] = w.now
 		d := checkTime(check, m.r.id, checks[m.r.id])
 		checks[m.r.id]++
 		done := false
