@@ -25,7 +25,9 @@ type Behavior[Req, Res any] interface {
 	// Control handles a control message of the behavior's own.
 	Control(s *Stage[Req, Res], msg any)
 	// Fail answers with err every request the behavior keeps: the stage is
-	// restarting (err is a *troupe.RestartError) or stopping.
+	// restarting (err is a *troupe.RestartError) or stopping. When its
+	// inner service broke (Stage.Broken), it answers only those it keeps
+	// for itself, not those it sent on, and is called again as it stops.
 	Fail(s *Stage[Req, Res], err error)
 	// Idle reports whether the behavior keeps no request: a closing stage
 	// stops once its mailbox is empty and its behavior idle.
@@ -175,9 +177,10 @@ func (s *Stage[Req, Res]) failureOf() error {
 type closeState int
 
 const (
-	open closeState = iota
-	draining
-	aborting
+	open     closeState = iota
+	draining            // Close: what it accepted finishes, then it stops
+	broken              // the inner service broke: what it holds is answered, what it handed on finishes, then it stops
+	aborting            // stopping: everything left is answered with closeErr
 )
 
 // grantMsg carries the outcome of a ReserveAsync on inner.

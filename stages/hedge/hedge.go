@@ -201,7 +201,9 @@ func (b *behavior[Req, Res]) Idle() bool { return b.count() == 0 }
 
 // Fail ends every session in flight with err (the stage restarts or
 // stops): their attempts' contexts are cancelled, their later outcomes
-// discarded.
+// discarded. When the inner service broke, only the sessions whose
+// original was never sent end so; the others send no more hedges and end
+// with their attempts' outcomes.
 func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.alarmAt = time.Time{}
@@ -232,7 +234,16 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 		live = append(live, ss)
 	}
 	b.mu.Unlock()
+	broken := s.Broken()
 	for _, ss := range live {
+		if broken && ss.sent > 0 {
+			// The inner service broke: no hedge goes, and the attempts
+			// sent end the session with their own outcomes.
+			b.mu.Lock()
+			ss.noMore = true
+			b.mu.Unlock()
+			continue
+		}
 		cause := err
 		if ss == b.breaking {
 			cause = b.breakErr

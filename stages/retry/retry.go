@@ -194,7 +194,10 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
 
 // Fail ends every session in flight with err: the stage restarts or stops.
-func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) {
+// When the inner service broke, a session whose attempt is running goes on:
+// its outcome is final unless the policy retries, and a retry then meets
+// the broken service (retrying) and ends with its error.
+func (b *behavior[Req, Res, T, P]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.waits.Clear()
 	clear(b.needUnit)
@@ -204,6 +207,23 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 	} else {
 		b.waiting = false
 	}
+	var zero Res
+	if s.Broken() {
+		// Only the actor moves a session out of waiting or retrying: those
+		// listed stay valid until it finishes them.
+		var held []*session[Req, Res, T, P]
+		b.mu.Lock()
+		for ss := b.live.head; ss != nil; ss = ss.next {
+			if ss.state.Load() != running {
+				held = append(held, ss)
+			}
+		}
+		b.mu.Unlock()
+		for _, ss := range held {
+			ss.finish(zero, b.failErr(ss, err))
+		}
+		return
+	}
 	for {
 		b.mu.Lock()
 		ss := b.live.head
@@ -211,13 +231,17 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 		if ss == nil {
 			return
 		}
-		var zero Res
-		if br := b.breaking; br != nil && ss == br.ss {
-			ss.finish(zero, br.err)
-		} else {
-			ss.finish(zero, err)
-		}
+		ss.finish(zero, b.failErr(ss, err))
 	}
+}
+
+// failErr is the outcome Fail gives ss: the readiness error itself for the
+// session that met it (see broken), err for the others.
+func (b *behavior[Req, Res, T, P]) failErr(ss *session[Req, Res, T, P], err error) error {
+	if br := b.breaking; br != nil && ss == br.ss {
+		return br.err
+	}
+	return err
 }
 
 // Dropped handles the stage's own messages once it has stopped: Fail ended

@@ -229,9 +229,11 @@ func (b *behavior[Req, Res]) Idle() bool {
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
-// restart the calls keep their deadlines.
-func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
-	if errors.Is(err, troupe.ErrRestarted) {
+// restart, and when the inner service broke (the calls in flight finish
+// with their own outcomes, and the stage stops once they have), the calls
+// keep their deadlines.
+func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
+	if s.Broken() || errors.Is(err, troupe.ErrRestarted) {
 		return
 	}
 	b.alarm.Stop()
