@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // ErrBadConfig is matched by the error of an Exponential with a bad field.
@@ -136,11 +137,11 @@ func (e Exponential) Base(n int) time.Duration {
 	}
 	// The growth factor is a float; the result is clamped in integers, so
 	// that rounding can take it neither below Min nor above Max.
-	d := float64(lo) * math.Pow(e.Multiplier, float64(n))
-	if !(d < float64(hi)) { // also +Inf and NaN
+	g := math.Pow(e.Multiplier, float64(n))
+	if g != g { // NaN: a Multiplier New refuses
 		return hi
 	}
-	return min(max(time.Duration(d), lo), hi)
+	return min(max(sat.Scale(lo, g), lo), hi)
 }
 
 // Delay returns the n-th delay, jittered.

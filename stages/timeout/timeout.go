@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
@@ -124,7 +125,9 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 	e.SetCtx(ctx, true) // the stage cancels it when closed with the call running
 	e.ForcesOutcome()   // the deadline answers it while its work may still run
 	e.Ref()             // the list's reference
-	off := b.clock.Elapsed() + b.d
+	// Saturating: a timeout up to math.MaxInt64 is a deadline that far
+	// off, never one in the past.
+	off := sat.Add(b.clock.Elapsed(), b.d)
 	deadline := b.clock.At(off)
 	b.mu.Lock()
 	if t := b.calls.Back(); t != nil && deadline.Before(t.Deadline) {
