@@ -48,7 +48,8 @@ func NewSystem(opts ...Option) *System { return stagekit.NewSystem(opts...) }
 func Default() *System { return stagekit.Default() }
 
 // WithLogger makes the system and protoactor-go log to l. The default
-// discards everything: a library should not write to stderr uninvited.
+// discards everything: a library should not write to stderr uninvited. A
+// nil l is a configuration error (see NewSystem).
 func WithLogger(l *slog.Logger) Option { return stagekit.WithLogger(l) }
 
 // WithDroppedPermitCheck sets how long a caller may wait for a slot of a
@@ -59,7 +60,8 @@ func WithDroppedPermitCheck(d time.Duration) Option { return stagekit.WithDroppe
 
 // WithObserver makes every stage spawned in the system report to o (see
 // troupe.Observer), under the pipeline name pipeline, unless its stack has
-// an observer of its own (Observe on a builder). A nil o attaches nothing.
+// an observer of its own (Observe on a builder). A nil o is a configuration
+// error (see NewSystem).
 func WithObserver(o troupe.Observer, pipeline string) Option {
 	return stagekit.WithObserver(o, pipeline)
 }

@@ -132,8 +132,10 @@ func (b Builder[Req, Res]) AsyncFilter(check func(context.Context, Req) (Req, er
 	return b.Layer(filter.AsyncLayer[Req, Res](check, opts...))
 }
 
-// Build spawns the stages in h (nil: actors.Default()) over inner,
-// innermost first, and returns the stack (see troupe.Builder.Build).
+// Build spawns the stages in h (an actors.System, a host of one, a
+// supervisor.Pipeline; actors.Default() for the process-wide system) over
+// inner, innermost first, and returns the stack (see troupe.Builder.Build).
+// A nil h is an error matching troupe.ErrBadConfig.
 func (b Builder[Req, Res]) Build(h troupe.Host, inner troupe.Service[Req, Res]) (*troupe.Stack[Req, Res], error) {
 	return b.tb.Build(h, inner)
 }

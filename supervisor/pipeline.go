@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // ErrFailed is matched by Pipeline.Err once a stage of the pipeline failed
@@ -76,12 +77,19 @@ type Pipeline[Req, Res any] struct {
 }
 
 // New starts a pipeline named name in sys: a host with the pipeline's
-// strategy, and the stack build makes in it.
+// strategy, and the stack build makes in it. A nil sys, build or option,
+// and a bad backoff, are errors matching troupe.ErrBadConfig.
 func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], opts ...Option) (*Pipeline[Req, Res], error) {
+	switch {
+	case sys == nil:
+		return nil, opt.Nil("supervisor: New", "the system")
+	case build == nil:
+		return nil, opt.Nil("supervisor: New", "the build function")
+	}
 	d := DefaultBackoff()
 	c := config{delays: d.Delays, maxRestarts: d.MaxRestarts, window: d.Window}
-	for _, o := range opts {
-		o(&c)
+	if err := opt.Apply("supervisor: New", &c, opts); err != nil {
+		return nil, err
 	}
 	strategy, err := NewBackoff(c.delays, c.maxRestarts, c.window)
 	if err != nil {

@@ -3,11 +3,14 @@ package troupehttp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // ClientOption configures the Client leaf. An option is a function value
@@ -18,6 +21,7 @@ type ClientOption func(*clientConfig)
 type clientConfig struct {
 	hold  []int // statuses whose bodies are held in memory
 	limit int64 // the most bytes held per body
+	bad   error // an option's error: Client's service refuses to be built
 }
 
 // defaultRetryStatuses are the statuses worth another attempt: 429 Too
@@ -42,11 +46,21 @@ func HoldStatus(codes ...int) ClientOption {
 
 // HoldLimit sets the most bytes of a body the leaf holds in memory
 // (default DefaultHoldLimit). A longer body is not held: the response comes
-// back with its connection, unread, and is not retried.
-func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = max(n, 0) } }
+// back with its connection, unread, and is not retried. A negative n is a
+// configuration error (see Client).
+func HoldLimit(n int64) ClientOption {
+	return func(c *clientConfig) {
+		if n < 0 && c.bad == nil {
+			c.bad = fmt.Errorf("troupehttp: Client: HoldLimit(%d) is negative: %w", n, troupe.ErrBadConfig)
+		}
+		c.limit = n
+	}
+}
 
 // Client returns the leaf service that sends each request with c
-// (http.DefaultClient when c is nil). Like every actors.Func, the call runs
+// (http.DefaultClient when c is nil). A bad option (a nil one, a negative
+// HoldLimit) makes a service that Build refuses with an error matching
+// troupe.ErrBadConfig. Like every actors.Func, the call runs
 // on the goroutine of the caller that made it, may block, and is bounded by
 // the call's context: the request is sent with the context the stages hand
 // down (a Timeout's derived context, say), which replaces the request's own.
@@ -88,10 +102,15 @@ func Client(c *http.Client, opts ...ClientOption) *actors.FuncService[*http.Requ
 		c = http.DefaultClient
 	}
 	l := &leaf{c: c, cfg: clientConfig{hold: defaultRetryStatuses, limit: DefaultHoldLimit}}
-	for _, o := range opts {
-		if o != nil {
-			o(&l.cfg)
+	for i, o := range opts {
+		if o == nil {
+			l.cfg.bad = fmt.Errorf("troupehttp: Client: option %d of %d is nil: %w", i+1, len(opts), troupe.ErrBadConfig)
+			break
 		}
+		o(&l.cfg)
+	}
+	if l.cfg.bad != nil {
+		return stagekit.BadFunc[*http.Request, *http.Response]("troupehttp.Client", l.cfg.bad)
 	}
 	return actors.Func(l.do, "troupehttp.Client")
 }

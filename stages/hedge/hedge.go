@@ -31,10 +31,9 @@ type Counts struct {
 	Budget   int64  // hedges the budget affords now; -1 with NoBudget
 }
 
-// New spawns a hedging stage over inner in host h (nil means the default
-// system). A bad option is an error matching troupe.ErrBadConfig and one of
-// this package's sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is
-// spawned then.
+// New spawns a hedging stage over inner in host h (nil is an error). A bad
+// option is an error matching troupe.ErrBadConfig and one of this package's
+// sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is spawned then.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Hedge[Req, Res], error) {
 	cfg, err := compile[Req, Res](opts)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
 
@@ -152,11 +153,8 @@ type config[Req, Res any] struct {
 // compile checks opts and returns the stage's configuration.
 func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	o := options{span: DefaultWindow, samples: DefaultSamples, maxHedges: 1, ratio: DefaultRatio}
-	for _, opt := range opts {
-		if opt == nil {
-			return config[Req, Res]{}, fmt.Errorf("%w: nil option", ErrBadFunc)
-		}
-		opt(&o)
+	if err := opt.Apply("hedge", &o, opts); err != nil {
+		return config[Req, Res]{}, fmt.Errorf("%w: %w", ErrBadFunc, err)
 	}
 	c := config[Req, Res]{capacity: o.capacity, fixed: o.fixed, hasFixed: o.hasFixed, span: o.span,
 		samples: o.samples, maxHedges: o.maxHedges}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // DefaultCapacity is the capacity of a LoadShed's mailbox unless Capacity
@@ -38,12 +39,11 @@ type options struct {
 // before calls are shed.
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
-// New spawns a load-shedding stage over inner, in host h (nil means the
-// default system).
+// New spawns a load-shedding stage over inner, in host h (nil is an error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*LoadShed[Req, Res], error) {
 	o := options{cfg: stagekit.Config{Name: "loadshed", Capacity: DefaultCapacity}}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("loadshed", &o, opts); err != nil {
+		return nil, err
 	}
 	capacity, err := stagekit.CheckCapacity(o.cfg.Capacity)
 	if err != nil {

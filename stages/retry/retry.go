@@ -7,6 +7,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/dheap"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
@@ -43,8 +44,9 @@ func (r *Retry[Req, Res]) Sessions() Sessions { return r.b.snapshot() }
 type Option func(*options)
 
 type options struct {
-	capacity int
-	budget   *budget.Budget
+	capacity  int
+	budget    *budget.Budget
+	budgetSet bool
 }
 
 // Capacity sets how many sessions may be in flight at once: the stage's
@@ -55,8 +57,10 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 // WithBudget makes every session deposit into b when it starts and withdraw
 // from it before each retry; a session whose budget is spent returns its
 // last outcome. Share one budget by pointer between stages if you
-// want one budget for several.
-func WithBudget(b *budget.Budget) Option { return func(o *options) { o.budget = b } }
+// want one budget for several. A nil b is New's error.
+func WithBudget(b *budget.Budget) Option {
+	return func(o *options) { o.budget, o.budgetSet = b, true }
+}
 
 // policyPtr is the pointer to a policy value T that implements Policy.
 type policyPtr[Req, Res, T any] interface {
@@ -64,14 +68,17 @@ type policyPtr[Req, Res, T any] interface {
 	Policy[Req, Res]
 }
 
-// New spawns a retry stage over inner in host h (nil means the default
-// system). Every session starts from its own copy of proto. A bad
-// configuration is an error matching troupe.ErrBadConfig: ErrBadCapacity,
-// or one for an Attempts policy with a negative Max.
+// New spawns a retry stage over inner in host h (nil is an error). Every
+// session starts from its own copy of proto. A bad configuration is an error
+// matching troupe.ErrBadConfig: ErrBadCapacity, or one for an Attempts
+// policy with a negative Max.
 func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
 	o := options{}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("retry", &o, opts); err != nil {
+		return nil, err
+	}
+	if o.budgetSet && o.budget == nil {
+		return nil, opt.Nil("retry", "WithBudget's budget")
 	}
 	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/internal/sat"
 )
 
@@ -37,16 +38,16 @@ type options struct {
 // included.
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
-// New spawns a timeout stage of duration d over inner, in host h (nil means
-// the default system). A d of zero or less, or a bad capacity, is an error
-// matching troupe.ErrBadConfig.
+// New spawns a timeout stage of duration d over inner, in host h (nil is an
+// error). A d of zero or less, or a bad capacity, is an error matching
+// troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Duration, opts ...Option) (*Timeout[Req, Res], error) {
 	if d <= 0 {
 		return nil, errBadDuration
 	}
 	o := options{cfg: stagekit.Config{Name: "timeout"}}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("timeout", &o, opts); err != nil {
+		return nil, err
 	}
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
