@@ -60,7 +60,8 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 
 // Named returns a builder whose layer added last builds its stage under
 // name (see Named): in errors, logs and the stack's Stats. With no layer
-// added yet it returns b as it is.
+// added yet it returns b as it is. An empty name, or one another stage of
+// the stack has, is Build's error.
 func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 	if len(b.layers) == 0 {
 		return b
@@ -110,7 +111,10 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		st.Service = svc
 		st.made = append(st.made, svc)
 	}
-	bld.resolve()
+	if err := bld.resolve(); err != nil {
+		_ = st.Close(context.Background())
+		return nil, err
+	}
 	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
 		st.call = o.ReserveAndCall // looked up once, not on every call
 	}

@@ -42,7 +42,8 @@ func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
 
 // Named names the stage added last: in errors, logs and the built stack's
 // Stats. Stages are otherwise named by their kind ("limit", "timeout", ...),
-// numbered by position where a kind repeats ("timeout-2").
+// numbered by position where a kind repeats ("timeout-2"). An empty name,
+// or a name another stage of the stack has, is Build's error.
 func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 	b.tb = b.tb.Named(name)
 	return b
