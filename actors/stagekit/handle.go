@@ -17,7 +17,7 @@ import (
 // outside it uses, are separate views of the same memory, so that neither
 // can be misused through the handle.
 //
-// A caller that waits for a slot of a stage that issues permits may find one held by a permit someone dropped: see
+// A caller that waits for a slot of a stage with a permit out may find one held by a permit someone dropped: see
 // WithDroppedPermitCheck for how it comes back.
 func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	ok, err := s.mb.TryReserve()
@@ -90,9 +90,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // has already reserved (mailbox TryReserve or Reserve): for stage packages
 // that reserve their own way (LoadShed).
 func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
-	if !s.issued.Load() {
-		s.issued.Store(true)
-	}
+	s.ent().permits.Add(1) // until Call or Release (see droppedWatch)
 	return s.permits.Issue((*reservation[Req, Res])(s))
 }
 
@@ -108,6 +106,7 @@ type reservation[Req, Res any] Stage[Req, Res]
 // ctx's error; the request is answered with it wherever it is.
 func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	s := (*Stage[Req, Res])(r)
+	s.ent().permits.Add(-1)
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
@@ -120,8 +119,10 @@ func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) 
 	return res, err
 }
 
-// Release gives a reserved slot back.
+// Release gives a reserved slot back (also when the garbage collector
+// reclaims a dropped permit).
 func (r *reservation[Req, Res]) Release() {
+	(*Stage[Req, Res])(r).ent().permits.Add(-1)
 	r.mb.Free()
 }
 

@@ -92,8 +92,7 @@ type Stage[Req, Res any] struct {
 	obs   *Reporter // the observer's; nil: none. Set by Spawn, then read-only
 
 	permits troupe.PermitSource[Req, Res]
-	issued  issuedPermits // the stage has issued a permit (droppedWatch)
-	roots   *sync.Pool    // root envelopes for calls made through permits
+	roots   *sync.Pool // root envelopes for calls made through permits
 
 	// Parking: the request waiting for the inner service.
 	parked     *Envelope[Req, Res]   // actor
@@ -137,10 +136,13 @@ type entries[Req, Res any] struct {
 	// close error, see workCtx).
 	waiting atomic.Int64
 	closed  atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
+	// The permits the stage issued that were neither called nor released
+	// (droppedWatch): each holds a slot, so an int32 holds them all.
+	permits atomic.Int32
 
+	abandoned int32                 // actor; the callers still waiting when it abandoned their work (at most MaxInt32); read once done is closed
 	failure   error                 // actor; the last panic
 	culprits  []*Envelope[Req, Res] // actor; the requests in hand when it panicked
-	abandoned int64                 // actor; the callers still waiting when it abandoned their work; read once done is closed
 }
 
 // ent returns the stage's callers' line, making it on first use: a stage
