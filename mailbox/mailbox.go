@@ -207,7 +207,7 @@ func (m *Mailbox) PostControl(msg any) { m.postTo(&m.q.control, &m.nctl, msg) }
 func (m *Mailbox) PostUrgent(msg any) { m.postTo(&m.q.urgent, &m.nurg, msg) }
 
 // postTo queues msg on q (counted by n), or drops it once the actor stopped.
-func (m *Mailbox) postTo(q *fifo, n *atomic.Int32, msg any) {
+func (m *Mailbox) postTo(q *ring, n *atomic.Int32, msg any) {
 	m.q.mu.Lock()
 	if m.q.stopped {
 		m.q.mu.Unlock()
@@ -263,10 +263,7 @@ func (m *Mailbox) Stop() {
 	m.q.mu.Lock()
 	m.q.stopped = true
 	m.stopped.Store(true)
-	var msgs []any
-	for m.q.user.size > 0 {
-		msgs = append(msgs, m.q.user.pop())
-	}
+	msgs := m.q.user.drain()
 	msgs = append(msgs, m.q.urgent.drain()...)
 	msgs = append(msgs, m.q.control.drain()...)
 	m.q.system.drain()

@@ -274,7 +274,13 @@ func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }
 // Done is closed once the stage's actor has stopped.
 func (s *Stage[Req, Res]) Done() <-chan struct{} { return s.done }
 
-// PostControl queues a control message for the stage's behavior.
+// PostControl queues a control message for the stage's behavior. The
+// control queue has no limit of its own: it is bounded by construction, as
+// long as every message answers one event the stage already counts (an
+// outcome of a request it holds or has in flight, a waiter's grant, a
+// timer firing, a context that ended): then it holds at most a few
+// messages per such request and timer, the bound the stages troupe ships
+// keep to. Post nothing per unit of time or per retry of your own.
 func (s *Stage[Req, Res]) PostControl(msg any) { s.mb.PostControl(msg) }
 
 // Context returns the protoactor context of the message being processed
