@@ -39,6 +39,9 @@ func TestEveryConstructorRefusesANilOptionOrFunctionWithAnError(t *testing.T) {
 	}
 	dial := reconnect.Dialer(func(context.Context, string) (troupe.Service[string, string], error) { return f, nil })
 	fb := func(_ context.Context, _ string, err error) (string, error) { return "", err }
+	groupBuild := func(string) supervisor.Build[string, string] {
+		return func(troupe.Host) (troupe.Service[string, string], error) { return f, nil }
+	}
 	rate := ratelimit.Rate{Num: 1, Per: time.Second}
 	cases := map[string]func() error{
 		// A nil option, through each stage's Layer (and so its New).
@@ -59,6 +62,11 @@ func TestEveryConstructorRefusesANilOptionOrFunctionWithAnError(t *testing.T) {
 		},
 		"supervisor": func() error {
 			_, err := supervisor.New(sys, "p", func(h troupe.Host) (troupe.Service[string, string], error) { return f, nil }, nil)
+			return err
+		},
+		"supervisor.NewGroup": func() error { _, err := supervisor.NewGroup(sys, groupBuild, nil); return err },
+		"supervisor.NewGroup pipeline": func() error {
+			_, err := supervisor.NewGroup(sys, groupBuild, supervisor.WithPipeline(nil))
 			return err
 		},
 		"backoff":      func() error { _, err := backoff.New(time.Second, time.Minute, nil); return err },
@@ -97,6 +105,10 @@ func TestEveryConstructorRefusesANilOptionOrFunctionWithAnError(t *testing.T) {
 			return err
 		},
 		"supervisor build": func() error { _, err := supervisor.New[string, string](sys, "p", nil); return err },
+		"group build":      func() error { _, err := supervisor.NewGroup[string, string, string](sys, nil); return err },
+		"group system":     func() error { _, err := supervisor.NewGroup(nil, groupBuild); return err },
+		"group IdleTTL(0)": func() error { _, err := supervisor.NewGroup(sys, groupBuild, supervisor.IdleTTL(0)); return err },
+		"group MaxKeys(0)": func() error { _, err := supervisor.NewGroup(sys, groupBuild, supervisor.MaxKeys(0)); return err },
 		"supervisor system": func() error {
 			_, err := supervisor.New[string, string](nil, "p", func(troupe.Host) (troupe.Service[string, string], error) { return f, nil })
 			return err

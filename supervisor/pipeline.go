@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -42,7 +43,10 @@ func (e *FailedError) Unwrap() error {
 // Build builds a pipeline's stack in host h: usually a troupe.Builder's
 // Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
 //
-// It may run again on each restart of the pipeline, never twice at once.
+// It runs once, when the pipeline is made: a failed stage is restarted in
+// place by the pipeline's supervisor (its state and queued requests carried
+// over), never rebuilt. A Group runs it again for a key whose pipeline
+// failed for good or was closed, to make a new pipeline.
 type Build[Req, Res any] func(h troupe.Host) (troupe.Service[Req, Res], error)
 
 // Option configures a Pipeline.
@@ -74,6 +78,7 @@ type Pipeline[Req, Res any] struct {
 	mu     sync.Mutex
 	err    error         // set once, when a stage is stopped for failing; guarded by mu
 	failed chan struct{} // closed with err
+	closed atomic.Bool   // Close was called
 }
 
 // New starts a pipeline named name in sys: a host with the pipeline's
@@ -155,7 +160,20 @@ func (p *Pipeline[Req, Res]) Stats() Stats {
 
 // Close closes the pipeline's stages, outermost first, then its host; see
 // troupe.Closer.
-func (p *Pipeline[Req, Res]) Close(ctx context.Context) error { return p.host.Close(ctx) }
+func (p *Pipeline[Req, Res]) Close(ctx context.Context) error {
+	p.closed.Store(true)
+	return p.host.Close(ctx)
+}
+
+// ended reports whether the pipeline failed for good or was closed.
+func (p *Pipeline[Req, Res]) ended() bool {
+	select {
+	case <-p.failed:
+		return true
+	default:
+		return p.closed.Load()
+	}
+}
 
 // ReserveAndCall reserves and calls in one step (troupe.Do uses it).
 func (p *Pipeline[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
