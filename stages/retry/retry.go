@@ -47,6 +47,7 @@ type options struct {
 	capacity  int
 	budget    *budget.Budget
 	budgetSet bool
+	panics    bool
 }
 
 // Capacity sets how many sessions may be in flight at once: the stage's
@@ -61,6 +62,12 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 func WithBudget(b *budget.Budget) Option {
 	return func(o *options) { o.budget, o.budgetSet = b, true }
 }
+
+// RetryPanics makes the stage's Attempts policy (or a policy embedding
+// it: troupehttp's, troupegrpc's) retry panics (troupe.ErrPanic) as its
+// Retryable says, as Attempts.RetryPanics does; by default a panic is
+// never retried. With a policy of another kind it is New's error.
+func RetryPanics() Option { return func(o *options) { o.panics = true } }
 
 // policyPtr is the pointer to a policy value T that implements Policy.
 type policyPtr[Req, Res, T any] interface {
@@ -89,6 +96,13 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	var err error
 	if b.bind, err = checkPolicy[Req, Res, T, P](&b.proto); err != nil {
 		return nil, err
+	}
+	if o.panics {
+		ap, ok := any(P(&b.proto)).(attemptsPolicy)
+		if !ok {
+			return nil, fmt.Errorf("retry: RetryPanics needs an Attempts policy (or one embedding it), not a %T: %w", b.proto, troupe.ErrBadConfig)
+		}
+		ap.retryPanics()
 	}
 	_, b.builtin = any(P(&b.proto)).(*Attempts[Req, Res])
 	b.attempts = stagekit.NewPool[Req, Res]()
