@@ -2,7 +2,6 @@ package stagekit
 
 import (
 	"context"
-	"math"
 	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -50,7 +49,7 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 	s.mb.PostUrgent(abortMsg) // reaches a stage suspended by its supervisor too
 	<-s.done
 	if e := s.entries.Load(); e != nil && e.abandoned > 0 {
-		return &troupe.AbandonedError{Stage: s.name, Calls: int64(e.abandoned), Cause: ctx.Err()}
+		return &troupe.AbandonedError{Stage: s.name, Calls: e.abandoned, Cause: ctx.Err()}
 	}
 	return ctx.Err()
 }
@@ -144,7 +143,7 @@ func (s *Stage[Req, Res]) onStopped() {
 	// A stage stopped by its supervisor leaves the work below it alone.
 	if s.closeErr != nil {
 		if n := s.waitingCallers(); n > 0 {
-			s.ent().abandoned = int32(min(n, math.MaxInt32))
+			s.ent().abandoned = n
 			s.closeSignalOf().cancel(err)
 		}
 	}

@@ -56,29 +56,24 @@ func collectDropped(every time.Duration) {
 // wait for a slot of s; stop it once the wait is over. It returns nil when
 // the check is off.
 //
-// Only a permit issued and neither called nor released can have been
-// dropped: the check arms only while the stage has one outstanding, and
-// collects only if it still has one when the caller has waited d. A stage
-// whose callers reserve and call in one step, or whose permits were all
-// used, arms nothing and collects nothing however long its callers wait.
+// Only a permit can be dropped, so a stage that never issued one (the usual
+// case when callers reserve and call in one step) arms nothing: a loaded
+// stage's waiting callers cost no timer. And only a permit issued and
+// neither called nor released can have been: when the caller has waited
+// d, the stage collects only if its permit source has one outstanding
+// (PermitSource.Outstanding, a scan made then, so that the permit path
+// pays nothing for it). A stage whose permits were all used forces no
+// collection however long its callers wait.
 func (s *Stage[Req, Res]) droppedWatch() *time.Timer {
 	d := s.host.sys.droppedCheck
-	if d <= 0 || s.outstandingPermits() == 0 {
+	if d <= 0 || !s.permits.Issued() {
 		return nil
 	}
 	return time.AfterFunc(d, func() {
-		if s.outstandingPermits() > 0 {
+		if s.permits.Outstanding() {
 			collectDropped(d)
 		}
 	})
-}
-
-// outstandingPermits is entries.permits, without making the line.
-func (s *Stage[Req, Res]) outstandingPermits() int32 {
-	if e := s.entries.Load(); e != nil {
-		return e.permits.Load()
-	}
-	return 0
 }
 
 // PermitDropped reports a permit of the stage that was dropped unused and

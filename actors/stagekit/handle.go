@@ -90,7 +90,6 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // has already reserved (mailbox TryReserve or Reserve): for stage packages
 // that reserve their own way (LoadShed).
 func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
-	s.ent().permits.Add(1) // until Call or Release (see droppedWatch)
 	return s.permits.Issue((*reservation[Req, Res])(s))
 }
 
@@ -106,7 +105,6 @@ type reservation[Req, Res any] Stage[Req, Res]
 // ctx's error; the request is answered with it wherever it is.
 func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 	s := (*Stage[Req, Res])(r)
-	s.ent().permits.Add(-1)
 	if err := ctx.Err(); err != nil {
 		s.mb.Free()
 		var zero Res
@@ -119,10 +117,8 @@ func (r *reservation[Req, Res]) Call(ctx context.Context, req Req) (Res, error) 
 	return res, err
 }
 
-// Release gives a reserved slot back (also when the garbage collector
-// reclaims a dropped permit).
+// Release gives a reserved slot back.
 func (r *reservation[Req, Res]) Release() {
-	(*Stage[Req, Res])(r).ent().permits.Add(-1)
 	r.mb.Free()
 }
 

@@ -136,13 +136,10 @@ type entries[Req, Res any] struct {
 	// close error, see workCtx).
 	waiting atomic.Int64
 	closed  atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
-	// The permits the stage issued that were neither called nor released
-	// (droppedWatch): each holds a slot, so an int32 holds them all.
-	permits atomic.Int32
 
-	abandoned int32                 // actor; the callers still waiting when it abandoned their work (at most MaxInt32); read once done is closed
 	failure   error                 // actor; the last panic
 	culprits  []*Envelope[Req, Res] // actor; the requests in hand when it panicked
+	abandoned int64                 // actor; the callers still waiting when it abandoned their work; read once done is closed
 }
 
 // ent returns the stage's callers' line, making it on first use: a stage
