@@ -51,9 +51,6 @@ func TestHR4_CapacityMeansTheSameOnEveryStage(t *testing.T) {
 		"asyncfilter": func(n int) (mailboxed, error) {
 			return filter.NewAsync[int, int](sys, api, check, filter.Capacity(n))
 		},
-		"loadshed": func(n int) (mailboxed, error) {
-			return loadshed.New[int, int](sys, api, loadshed.Capacity(n))
-		},
 		"spawnready": func(n int) (mailboxed, error) {
 			return spawnready.New[int, int](sys, api, spawnready.Capacity(n))
 		},
@@ -74,9 +71,10 @@ func TestHR4_CapacityMeansTheSameOnEveryStage(t *testing.T) {
 	}
 }
 
-// A limit or a buffer is its capacity: it is taken exactly, or refused.
+// A limit, a buffer or a load shedder is its capacity: it is taken
+// exactly, or refused (a LoadShed of capacity 0 would never shed).
 //
-// spec: HR4
+// spec: HR4, EG7
 func TestHR4_LimitAndBufferSizesAreExactOrErrors(t *testing.T) {
 	sys := newSystem(t)
 	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
@@ -85,7 +83,14 @@ func TestHR4_LimitAndBufferSizesAreExactOrErrors(t *testing.T) {
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, "limit %d", bad)
 		_, err = buffer.New[int, int](sys, api, bad)
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, "buffer %d", bad)
+		_, err = loadshed.New[int, int](sys, api, loadshed.Capacity(bad))
+		assert.ErrorIs(t, err, loadshed.ErrBadCapacity, "loadshed %d", bad)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "loadshed %d", bad)
 	}
+	ls, err := loadshed.New[int, int](sys, api, loadshed.Capacity(7))
+	require.NoError(t, err)
+	assert.Equal(t, 7, ls.Stats().Capacity)
+	require.NoError(t, ls.Close(context.Background()))
 	l, err := limit.New[int, int](sys, api, actors.MaxCapacity)
 	require.NoError(t, err)
 	assert.Equal(t, actors.MaxCapacity, l.Available())

@@ -31,6 +31,12 @@
 // reclaimed by the garbage collector and its capacity given back (see
 // [PermitSource]).
 //
+// An error no retry can cure is marked with [Permanent] (it matches
+// [ErrPermanent] and still everything it wraps): every retry and hedge
+// policy troupe ships ends the call with it at once. A panic ([ErrPanic])
+// is a bug, not a transient failure: those policies do not retry it
+// either, unless told to (package retry's RetryPanics).
+//
 // The stages themselves (timeout, retry, rate limit, ...) live in packages
 // under stages/, each running as an actor of package actors. This package
 // holds no actor code: it depends only on the standard library.

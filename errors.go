@@ -30,7 +30,39 @@ var (
 	// ErrPanic is matched by a *PanicError: a panic recovered in a stage or
 	// in the function of a leaf service.
 	ErrPanic = errors.New("troupe: panic recovered")
+	// ErrPermanent is matched by an error marked with Permanent: one no
+	// retry can cure. Every retry and hedge policy troupe ships stops at it.
+	ErrPermanent = errors.New("troupe: permanent error")
 )
+
+// Permanent marks err as an error no retry can cure (a request the server
+// refuses outright, a bad certificate, too many redirects), as
+// cenkalti/backoff's Permanent does: the retry and hedge policies troupe
+// ships end the call with it at once, whatever else they would retry. The
+// result matches ErrPermanent and, with errors.Is and errors.As, everything
+// err matches; its message is err's. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// PermanentError is an error marked with Permanent. It matches
+// ErrPermanent and unwraps to the error it marks.
+//
+// A plain value, safe for concurrent use.
+type PermanentError struct {
+	Err error
+}
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Is reports whether target is ErrPermanent.
+func (e *PermanentError) Is(target error) bool { return target == ErrPermanent }
+
+// Unwrap returns the error it marks.
+func (e *PermanentError) Unwrap() error { return e.Err }
 
 // ClosedError reports that a service is closed, and why. It matches
 // ErrClosed and unwraps to the cause (nil when closed on purpose).

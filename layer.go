@@ -11,8 +11,8 @@ import (
 // every layer, and a layer spawns its stage in it. Hosts come from package
 // actors (an actor system) and package supervisor (one supervised pipeline
 // per downstream); troupe itself never looks inside one, and a layer that
-// spawns nothing just passes it on. A nil Host means the process-wide default
-// system of package actors.
+// spawns nothing just passes it on. A nil Host is a configuration error
+// (Build's); package actors' Default is the process-wide system.
 //
 // Implementations must be safe for concurrent use.
 type Host interface {
@@ -65,7 +65,8 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 
 // Named returns a builder whose layer added last builds its stage under
 // name (see Named): in errors, logs and the stack's Stats. With no layer
-// added yet it returns b as it is.
+// added yet it returns b as it is. An empty name, or one another stage of
+// the stack has, is Build's error.
 func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 	if len(b.layers) == 0 {
 		return b
@@ -80,8 +81,11 @@ func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 // stack. An inner service with a Validate() error method (actors.Func has
 // one) is validated first. When a layer fails, the stages already built are closed and the
 // error is returned. The stack does not own inner: closing the stack leaves
-// inner alone.
+// inner alone. A nil h or inner is an error matching ErrBadConfig.
 func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, Res], error) {
+	if h == nil {
+		return nil, fmt.Errorf("troupe: Build: the host is nil (package actors' Default is the process-wide system): %w", ErrBadConfig)
+	}
 	if inner == nil {
 		return nil, fmt.Errorf("troupe: Build: inner service is nil: %w", ErrBadConfig)
 	}
@@ -112,7 +116,10 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		st.Service = svc
 		st.made = append(st.made, svc)
 	}
-	bld.resolve()
+	if err := bld.resolve(); err != nil {
+		_ = st.Close(context.Background())
+		return nil, err
+	}
 	if o, ok := st.Service.(reserveAndCaller[Req, Res]); ok {
 		st.call = o.ReserveAndCall // looked up once, not on every call
 	}

@@ -39,11 +39,12 @@ func named(name string, log *[]string, mu *sync.Mutex) troupe.Layer[int, int] {
 
 // spec: L1
 func TestL1_FirstLayerAddedIsOutermost(t *testing.T) {
+	sys := newSystem(t)
 	var log []string
 	var mu sync.Mutex
 	base := troupe.NewBuilder[int, int]().Layer(named("a", &log, &mu))
 	st, err := base.Layer(named("b", &log, &mu)).Layer(named("c", &log, &mu)).
-		Build(nil, actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }))
+		Build(sys, actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }))
 	require.NoError(t, err)
 	_, err = troupe.Do[int, int](context.Background(), st, 1)
 	require.NoError(t, err)
@@ -51,7 +52,7 @@ func TestL1_FirstLayerAddedIsOutermost(t *testing.T) {
 
 	// Builders are values: extending base again does not see b and c.
 	log = nil
-	st2, err := base.Layer(named("z", &log, &mu)).Build(nil, actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }))
+	st2, err := base.Layer(named("z", &log, &mu)).Build(sys, actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }))
 	require.NoError(t, err)
 	_, err = troupe.Do[int, int](context.Background(), st2, 1)
 	require.NoError(t, err)

@@ -100,3 +100,44 @@ func TestAPI5_NamedOutsideABuildAndNestedTheInnermostNameWins(t *testing.T) {
 		require.NoError(t, svc.(troupe.Closer).Close(context.Background()))
 	}
 }
+
+// spec: EG7
+func TestAnEmptyOrRepeatedStageNameIsAnErrorAtBuild(t *testing.T) {
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	lim := limit.Layer[int, int](2)
+	to := timeout.Layer[int, int](time.Second)
+	for name, b := range map[string]troupe.Builder[int, int]{
+		"empty name":                  troupe.NewBuilder[int, int]().Layer(lim).Named(""),
+		"two stages named alike":      troupe.NewBuilder[int, int]().Layer(lim).Named("x").Layer(to).Named("x"),
+		"a name that is another kind": troupe.NewBuilder[int, int]().Layer(lim).Named("timeout").Layer(to),
+		"a name the numbering gives":  troupe.NewBuilder[int, int]().Layer(to).Layer(lim).Named("timeout-3").Layer(to),
+	} {
+		st, err := b.Build(sys, api)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
+		assert.Nil(t, st, name)
+	}
+	st, err := troupe.NewBuilder[int, int]().Layer(to).Layer(lim).Named("timeout-9").Layer(to).Build(sys, api)
+	require.NoError(t, err, "names that differ")
+	var names []string
+	for _, s := range st.Stages() {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"timeout-1", "timeout-9", "timeout-3"}, names)
+	require.NoError(t, st.Close(context.Background()))
+}
+
+// spec: EG7
+func TestBuildingInANilHostIsAnError(t *testing.T) {
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	_, err := troupe.NewBuilder[int, int]().Layer(limit.Layer[int, int](2)).Build(nil, api)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig, "the root builder")
+	_, err = limit.New[int, int](nil, api, 2)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig, "a stage's constructor")
+	var sys *actors.System
+	_, err = timeout.New[int, int](sys, api, time.Second)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig, "a nil *System")
+	st, err := troupe.NewBuilder[int, int]().Layer(limit.Layer[int, int](2)).Build(actors.Default(), api)
+	require.NoError(t, err, "the default system, named")
+	require.NoError(t, st.Close(context.Background()))
+}

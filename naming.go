@@ -30,9 +30,10 @@ type building struct {
 }
 
 type namedStage struct {
-	kind string
-	pos  int
-	set  func(string)
+	kind  string
+	pos   int
+	set   func(string) // nil for a stage Named named
+	given string       // the name Named gave; "" when it takes its kind's
 }
 
 type givenName struct {
@@ -62,33 +63,59 @@ func (h StageHost) Claim(kind string, set func(name string)) string {
 	h.b.mu.Lock()
 	defer h.b.mu.Unlock()
 	if name, ok := h.b.givenAt(h.pos); ok {
+		h.b.stages = append(h.b.stages, namedStage{kind: kind, pos: h.pos, given: name})
 		return name
 	}
 	h.b.stages = append(h.b.stages, namedStage{kind: kind, pos: h.pos, set: set})
 	return kind
 }
 
-// resolve numbers the kinds that appear more than once.
-func (n *building) resolve() {
+// resolve numbers the kinds that appear more than once among the stages
+// that take their kind's name, and reports a name two stages of the stack
+// would share (a name Named gave twice, or one that is another stage's).
+func (n *building) resolve() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	names := make([]string, len(n.stages))
 	for i, s := range n.stages {
+		names[i] = s.given
 		if s.set == nil {
 			continue
 		}
+		names[i] = s.kind
 		for j, o := range n.stages { // a stack has a handful of stages: no map
-			if j != i && o.kind == s.kind {
-				s.set(fmt.Sprintf("%s-%d", s.kind, s.pos))
+			if j != i && o.set != nil && o.kind == s.kind {
+				names[i] = fmt.Sprintf("%s-%d", s.kind, s.pos)
 				break
 			}
 		}
 	}
+	for i, name := range names {
+		for j := range i {
+			if names[j] == name {
+				return fmt.Errorf("troupe: Build: two stages (layers %d and %d) are named %q: %w", n.stages[j].pos-1, n.stages[i].pos-1, name, ErrBadConfig)
+			}
+		}
+	}
+	for i, s := range n.stages {
+		if s.set != nil && names[i] != s.kind {
+			s.set(names[i])
+		}
+	}
+	return nil
 }
 
 // Named returns a layer that builds l's stage under name: in errors, logs
-// and the stack's Stats.
+// and the stack's Stats. An empty name, or one another stage of the stack
+// has, is Build's error (matching ErrBadConfig).
 func Named[Req, Res any](name string, l Layer[Req, Res]) Layer[Req, Res] {
 	return LayerFunc[Req, Res](func(h Host, inner Service[Req, Res]) (Service[Req, Res], error) {
+		if name == "" {
+			return nil, fmt.Errorf("troupe: Named: the name is empty: %w", ErrBadConfig)
+		}
+		if l == nil {
+			return nil, fmt.Errorf("troupe: Named(%q): the layer is nil: %w", name, ErrBadConfig)
+		}
 		sh, ok := h.(StageHost)
 		if !ok {
 			sh = StageHost{Host: h}

@@ -98,8 +98,16 @@ type slab[Req, Res any] struct {
 // weakly: a dropped permit is reclaimed once it and the other permits of its
 // slab are unreachable, even when no more permits are issued.
 type PermitSource[Req, Res any] struct {
-	cur atomic.Pointer[weak.Pointer[slab[Req, Res]]]
-	mu  sync.Mutex // serialises making a new slab
+	cur  atomic.Pointer[weak.Pointer[slab[Req, Res]]]
+	mu   sync.Mutex      // serialises making a new slab; guards made
+	made *made[Req, Res] // the slabs made, for Outstanding; nil before the first
+}
+
+// made lists a source's slabs, weakly (a slab goes when its permits are
+// unreachable, listed or not), for Outstanding to scan.
+type made[Req, Res any] struct {
+	slabs []weak.Pointer[slab[Req, Res]]
+	kept  int // len(slabs) after the last compaction
 }
 
 // Issue returns a fresh Permit whose Call and Release are forwarded to r.
@@ -134,7 +142,50 @@ func (s *PermitSource[Req, Res]) refill() {
 	}
 	runtime.AddCleanup(sl, reclaim[Req, Res], led)
 	w := weak.Make(sl)
+	if s.made == nil {
+		s.made = &made[Req, Res]{}
+	}
+	s.made.slabs = append(s.made.slabs, w)
+	if len(s.made.slabs) >= 2*max(s.made.kept, 8) {
+		s.made.compact() // the list stays within twice the slabs still alive
+	}
 	s.cur.Store(&w)
+}
+
+// compact drops the slabs the collector took; it reports whether one still
+// alive holds a permit issued and neither called, released nor reclaimed.
+func (m *made[Req, Res]) compact() (outstanding bool) {
+	live := m.slabs[:0]
+	for _, w := range m.slabs {
+		sl := w.Value()
+		if sl == nil {
+			continue
+		}
+		live = append(live, w)
+		for i := range sl.led.state {
+			if !outstanding && sl.led.state[i].Load() == permitIssued {
+				outstanding = true
+			}
+		}
+	}
+	clear(m.slabs[len(live):])
+	m.slabs, m.kept = live, len(live)
+	return outstanding
+}
+
+// Issued reports whether the source has issued a permit. It costs one
+// atomic load.
+func (s *PermitSource[Req, Res]) Issued() bool { return s.cur.Load() != nil }
+
+// Outstanding reports whether a permit the source issued is neither
+// called, released nor reclaimed yet: one in its user's hands, or one
+// dropped that the collector has not reclaimed. It scans every slab still
+// alive (64 permits each), under the source's lock: for a rare check (a
+// stage's dropped-permit check), not for every call.
+func (s *PermitSource[Req, Res]) Outstanding() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.made != nil && s.made.compact()
 }
 
 var leaked atomic.Uint64

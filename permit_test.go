@@ -99,3 +99,23 @@ func TestPermitSourceIssuesDistinctPermits(t *testing.T) {
 	}
 	assert.Len(t, r.released, 200)
 }
+
+// spec: EG8
+func TestAPermitSourceKnowsWhetherAPermitIsStillOut(t *testing.T) {
+	var src troupe.PermitSource[int, int]
+	r := &releaser{released: make(chan struct{}, 200)}
+	assert.False(t, src.Issued())
+	assert.False(t, src.Outstanding())
+	var ps []*troupe.Permit[int, int]
+	for range 200 { // several slabs
+		ps = append(ps, src.Issue(r))
+	}
+	assert.True(t, src.Issued())
+	for _, p := range ps[:199] {
+		require.NoError(t, p.Release())
+	}
+	assert.True(t, src.Outstanding(), "one is still out")
+	require.NoError(t, ps[199].Release())
+	assert.False(t, src.Outstanding(), "all used")
+	assert.True(t, src.Issued(), "issued stays true")
+}

@@ -53,7 +53,8 @@ func NewSystem(opts ...Option) *System {
 func Default() *System { return (*System)(stagekit.Default()) }
 
 // WithLogger makes the system and protoactor-go log to l. The default
-// discards everything: a library should not write to stderr uninvited.
+// discards everything: a library should not write to stderr uninvited. A
+// nil l is a configuration error (see NewSystem).
 func WithLogger(l *slog.Logger) Option { return Option(stagekit.WithLogger(l)) }
 
 // WithDroppedPermitCheck sets how long a caller may wait for a slot of a
@@ -66,7 +67,8 @@ func WithDroppedPermitCheck(d time.Duration) Option {
 
 // WithObserver makes every stage spawned in the system report to o (see
 // troupe.Observer), under the pipeline name pipeline, unless its stack has
-// an observer of its own (stages.Builder.Observe). A nil o attaches nothing.
+// an observer of its own (stages.Builder.Observe). A nil o is a
+// configuration error (see NewSystem).
 func WithObserver(o troupe.Observer, pipeline string) Option {
 	return Option(stagekit.WithObserver(o, pipeline))
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // ErrBadConfig is matched by the error of an Exponential with a bad field.
@@ -90,17 +91,27 @@ func WithMultiplier(m float64) Option { return func(e *Exponential) { e.Multipli
 func WithJitter(j Jitter) Option { return func(e *Exponential) { e.Jitter = j } }
 
 // WithSource makes the jitter draw from src, for deterministic sequences.
-// The source is shared by every copy of the Exponential, under a lock.
+// The source is shared by every copy of the Exponential, under a lock. A
+// nil src is New's error.
 func WithSource(src rand.Source) Option {
-	return func(e *Exponential) { e.rnd = &lockedRand{r: rand.New(src)} }
+	return func(e *Exponential) {
+		e.rnd = &lockedRand{}
+		if src != nil {
+			e.rnd.r = rand.New(src)
+		}
+	}
 }
 
 // New returns an exponential backoff from min to max. It checks the
 // configuration: 0 < min <= max, multiplier a finite number >= 1, jitter
-// ratio in [0, 1]; anything else is an error matching ErrBadConfig.
+// ratio in [0, 1], no nil option, no nil source; anything else is an error
+// matching ErrBadConfig.
 func New(min, max time.Duration, opts ...Option) (Exponential, error) {
 	e := Exponential{Min: min, Max: max, Multiplier: 2}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return Exponential{}, fmt.Errorf("backoff: option %d of %d is nil: %w", i+1, len(opts), ErrBadConfig)
+		}
 		o(&e)
 	}
 	switch {
@@ -110,15 +121,17 @@ func New(min, max time.Duration, opts ...Option) (Exponential, error) {
 		return Exponential{}, fmt.Errorf("backoff: multiplier %v must be a finite number >= 1: %w", e.Multiplier, ErrBadConfig)
 	case !(e.Jitter.ratio >= 0 && e.Jitter.ratio <= 1):
 		return Exponential{}, fmt.Errorf("backoff: jitter ratio %v must be in [0, 1]: %w", e.Jitter.ratio, ErrBadConfig)
+	case e.rnd != nil && e.rnd.r == nil:
+		return Exponential{}, fmt.Errorf("backoff: WithSource(nil): %w", ErrBadConfig)
 	}
 	return e, nil
 }
 
 // GRPC returns gRPC's connection backoff: 1 s, multiplier 1.6, jitter 0.2,
-// at most 120 s.
-func GRPC(opts ...Option) Exponential {
-	e, _ := New(time.Second, 120*time.Second, append([]Option{WithMultiplier(1.6), WithJitter(Ratio(0.2))}, opts...)...)
-	return e
+// at most 120 s, with opts applied after those. A bad option is an error,
+// as from New.
+func GRPC(opts ...Option) (Exponential, error) {
+	return New(time.Second, 120*time.Second, append([]Option{WithMultiplier(1.6), WithJitter(Ratio(0.2))}, opts...)...)
 }
 
 // bounds returns [Min, Max] made sound: never negative, never empty.
@@ -136,11 +149,11 @@ func (e Exponential) Base(n int) time.Duration {
 	}
 	// The growth factor is a float; the result is clamped in integers, so
 	// that rounding can take it neither below Min nor above Max.
-	d := float64(lo) * math.Pow(e.Multiplier, float64(n))
-	if !(d < float64(hi)) { // also +Inf and NaN
+	g := math.Pow(e.Multiplier, float64(n))
+	if g != g { // NaN: a Multiplier New refuses
 		return hi
 	}
-	return min(max(time.Duration(d), lo), hi)
+	return min(max(sat.Scale(lo, g), lo), hi)
 }
 
 // Delay returns the n-th delay, jittered.

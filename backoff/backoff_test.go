@@ -24,7 +24,8 @@ func TestRT10_ExponentialFromMinToMax(t *testing.T) {
 	assert.Equal(t, 2*time.Second, e.Base(1000), "no overflow, capped")
 	assert.Equal(t, 200*time.Millisecond, e.Base(-1))
 
-	g := GRPC()
+	g, err := GRPC()
+	require.NoError(t, err)
 	assert.Equal(t, time.Second, g.Base(0))
 	assert.Equal(t, 1600*time.Millisecond, g.Base(1))
 	assert.Equal(t, 2560*time.Millisecond, g.Base(2))
@@ -45,7 +46,8 @@ func TestRT10_JitterModes(t *testing.T) {
 	assert.Equal(t, time.Second, ratio.jitter(time.Second, half))
 	assert.Equal(t, 1200*time.Millisecond, ratio.jitter(time.Second, math.MaxUint64))
 
-	g := GRPC(WithSource(rand.NewPCG(1, 1)))
+	g, err := GRPC(WithSource(rand.NewPCG(1, 1)))
+	require.NoError(t, err)
 	for n := range 50 {
 		d, base := g.Delay(n), g.Base(n)
 		assert.GreaterOrEqual(t, d, time.Duration(float64(base)*0.8))

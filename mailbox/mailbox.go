@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-go/troupe"
 )
 
 // MaxCapacity is the largest capacity New accepts: the mailbox counts its
@@ -17,8 +19,11 @@ const MaxCapacity = math.MaxInt32
 
 var (
 	// ErrBadCapacity is matched by the error New returns for a capacity
-	// below 1 or above MaxCapacity.
-	ErrBadCapacity = errors.New("mailbox: bad capacity")
+	// below 1 or above MaxCapacity; it matches troupe.ErrBadConfig.
+	ErrBadCapacity = fmt.Errorf("mailbox: bad capacity: %w", troupe.ErrBadConfig)
+	// ErrBadOption is matched by New's error for a nil option; it matches
+	// troupe.ErrBadConfig.
+	ErrBadOption = fmt.Errorf("mailbox: bad option: %w", troupe.ErrBadConfig)
 	// ErrStopped is returned by Post once the mailbox's actor has stopped and
 	// the mailbox was not closed with an error of its own.
 	ErrStopped    = errors.New("mailbox: stopped")
@@ -100,7 +105,10 @@ func New(size int, opts ...Option) (*Mailbox, error) {
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
 	m.cap.size = int32(size)
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d of %d is nil", ErrBadOption, i+1, len(opts))
+		}
 		o(m)
 	}
 	return m, nil
@@ -199,7 +207,7 @@ func (m *Mailbox) PostControl(msg any) { m.postTo(&m.q.control, &m.nctl, msg) }
 func (m *Mailbox) PostUrgent(msg any) { m.postTo(&m.q.urgent, &m.nurg, msg) }
 
 // postTo queues msg on q (counted by n), or drops it once the actor stopped.
-func (m *Mailbox) postTo(q *fifo, n *atomic.Int32, msg any) {
+func (m *Mailbox) postTo(q *ring, n *atomic.Int32, msg any) {
 	m.q.mu.Lock()
 	if m.q.stopped {
 		m.q.mu.Unlock()
@@ -255,10 +263,7 @@ func (m *Mailbox) Stop() {
 	m.q.mu.Lock()
 	m.q.stopped = true
 	m.stopped.Store(true)
-	var msgs []any
-	for m.q.user.size > 0 {
-		msgs = append(msgs, m.q.user.pop())
-	}
+	msgs := m.q.user.drain()
 	msgs = append(msgs, m.q.urgent.drain()...)
 	msgs = append(msgs, m.q.control.drain()...)
 	m.q.system.drain()

@@ -12,7 +12,7 @@ import (
 	"github.com/troupe-go/troupe/stages/ratelimit"
 )
 
-// spec: Q1, Q2, Q3 — a configuration the quota cannot use is an error at
+// spec: Q1, Q2, Q3, EG6 — a configuration the quota cannot use is an error at
 // construction, never a panic.
 func TestQ1_BadConfigurationIsAnError(t *testing.T) {
 	good := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
@@ -27,6 +27,8 @@ func TestQ1_BadConfigurationIsAnError(t *testing.T) {
 		"fallback 0":     {redisquota.OnUnavailable(redisquota.Fallback(0))},
 		"tiny TTL":       {redisquota.LeaseTTL(time.Millisecond)},
 		"poll 0":         {redisquota.Poll(0)},
+		"nil option":     {redisquota.Burst(2), nil},
+		"nil logger":     {redisquota.Logger(nil)},
 	} {
 		assert.NotPanics(t, func() {
 			_, err := redisquota.NewLimiter(good, "k", rate, opts...)

@@ -38,7 +38,7 @@ const (
 )
 
 func defaults() options {
-	return options{timeout: DefaultTimeout, probe: DefaultProbe, burst: 1, ttl: DefaultTTL, poll: DefaultPoll, prefix: DefaultPrefix, check: DefaultCheck}
+	return options{timeout: DefaultTimeout, probe: DefaultProbe, burst: 1, ttl: DefaultTTL, poll: DefaultPoll, prefix: DefaultPrefix, check: DefaultCheck, log: slog.Default()}
 }
 
 // OnUnavailable sets what happens while Redis is unreachable or slow
@@ -56,7 +56,8 @@ func Timeout(d time.Duration) Option { return func(o *options) { o.timeout = d }
 // and a probe that fails starts the interval again.
 func Probe(d time.Duration) Option { return func(o *options) { o.probe = d } }
 
-// Logger sets where the warnings go (default slog.Default()).
+// Logger sets where the warnings go (default slog.Default()); a nil l is
+// an error matching ErrBadConfig.
 func Logger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // Prefix sets what the quota's Redis keys start with (default
@@ -101,15 +102,15 @@ func Poll(d time.Duration) Option { return func(o *options) { o.poll = d } }
 
 func newOptions(opts []Option) (options, error) {
 	o := defaults()
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
+	for i, f := range opts {
+		if f == nil {
+			return o, fmt.Errorf("%w: option %d of %d is nil", ErrBadConfig, i+1, len(opts))
 		}
-	}
-	if o.log == nil {
-		o.log = slog.Default()
+		f(&o)
 	}
 	switch {
+	case o.log == nil:
+		return o, fmt.Errorf("%w: Logger(nil)", ErrBadConfig)
 	case o.timeout <= 0, o.probe < 0, o.ttl < 3*time.Millisecond, o.poll <= 0, o.check <= 0:
 		return o, fmt.Errorf("%w: need Timeout > 0, Probe >= 0, LeaseTTL >= 3ms, Poll > 0, CheckEvery > 0", ErrBadConfig)
 	case o.burst < 1:

@@ -27,7 +27,7 @@ type SharedLimit[Req, Res any] struct {
 }
 
 // NewLimit spawns a SharedLimit stage over inner with budget b, in host h
-// (nil means the default system). A nil budget or inner service is an
+// (nil is an error). A nil budget or inner service is an
 // error matching troupe.ErrBadConfig.
 func NewLimit[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], b *Budget) (*SharedLimit[Req, Res], error) {
 	if b == nil {

@@ -164,7 +164,7 @@ func TestOB1_BreakerTransitionsAndRefusals(t *testing.T) {
 func TestOB1_RestartIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		sys := troupetest.NewSystem(t, actors.WithObserver(nil, "ignored"))
+		sys := troupetest.NewSystem(t)
 		rec := &recorder{}
 		mock, h := troupetest.NewMock[int, int]()
 		st, err := stages.Stack[int, int]().Buffer(4).Observe(rec, "p").Build(sys, mock)

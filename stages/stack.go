@@ -42,7 +42,8 @@ func (b Builder[Req, Res]) Layer(l troupe.Layer[Req, Res]) Builder[Req, Res] {
 
 // Named names the stage added last: in errors, logs and the built stack's
 // Stats. Stages are otherwise named by their kind ("limit", "timeout", ...),
-// numbered by position where a kind repeats ("timeout-2").
+// numbered by position where a kind repeats ("timeout-2"). An empty name,
+// or a name another stage of the stack has, is Build's error.
 func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 	b.tb = b.tb.Named(name)
 	return b
@@ -132,8 +133,10 @@ func (b Builder[Req, Res]) AsyncFilter(check func(context.Context, Req) (Req, er
 	return b.Layer(filter.AsyncLayer[Req, Res](check, opts...))
 }
 
-// Build spawns the stages in h (nil: actors.Default()) over inner,
-// innermost first, and returns the stack (see troupe.Builder.Build).
+// Build spawns the stages in h (an actors.System, a host of one, a
+// supervisor.Pipeline; actors.Default() for the process-wide system) over
+// inner, innermost first, and returns the stack (see troupe.Builder.Build).
+// A nil h is an error matching troupe.ErrBadConfig.
 func (b Builder[Req, Res]) Build(h troupe.Host, inner troupe.Service[Req, Res]) (*troupe.Stack[Req, Res], error) {
 	return b.tb.Build(h, inner)
 }

@@ -61,9 +61,11 @@ func TestSUP1_DefaultPipelineRestartsAreJitteredAndCapped(t *testing.T) {
 // spec: SUP1, RT10
 func TestSUP1_SeededBackoffRestartsAtExactTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		delays := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4)))
+		delays, err := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4)))
+		require.NoError(t, err)
 		pl, p := probed(t, troupetest.NewSystem(t), supervisor.WithBackoff(delays, 100, time.Hour))
-		same := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4))) // the same draws, made here
+		same, err := backoff.GRPC(backoff.WithSource(rand.NewPCG(3, 4))) // the same draws, made here
+		require.NoError(t, err)
 		var ratios []float64
 		for n := range 16 {
 			got := p.failAndTime(errors.New("boom")) // counted in the window: the n-th failure of an hour
@@ -81,6 +83,9 @@ func TestDefaultBackoffIsGRPCs(t *testing.T) {
 	assert.Equal(t, time.Second, b.Delays.Min)
 	assert.Equal(t, 120*time.Second, b.Delays.Max)
 	assert.Equal(t, 1.6, b.Delays.Multiplier)
+	grpc, err := backoff.GRPC()
+	require.NoError(t, err)
+	assert.Equal(t, grpc, b.Delays, "backoff.GRPC's delays")
 	assert.Equal(t, 10, b.MaxRestarts)
 	assert.Equal(t, time.Minute, b.Window)
 	rs := &failures{}
@@ -94,9 +99,9 @@ func TestDefaultBackoffIsGRPCs(t *testing.T) {
 	}
 	assertJitter(t, ratios, 0.3) // 400 draws: each end of the range is reached within 5 %
 
-	_, err := supervisor.NewBackoff(backoff.Exponential{}, 1, time.Second)
+	_, err = supervisor.NewBackoff(backoff.Exponential{}, 1, time.Second)
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
-	_, err = supervisor.NewBackoff(backoff.GRPC(), -1, time.Second)
+	_, err = supervisor.NewBackoff(grpc, -1, time.Second)
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 }
 

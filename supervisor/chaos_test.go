@@ -93,7 +93,7 @@ func TestChaos_HundredThousandRequestsEightDownstreams(t *testing.T) {
 		delays, err := backoff.New(time.Millisecond, 10*time.Millisecond, backoff.WithJitter(backoff.Full))
 		require.NoError(t, err)
 		var mu sync.Mutex
-		g := supervisor.NewGroup(sys, func(key int) supervisor.Build[int, int] {
+		g, err := supervisor.NewGroup(sys, func(key int) supervisor.Build[int, int] {
 			d := &dice{r: rand.New(rand.NewPCG(uint64(key), 99))}
 			dial := func(context.Context, int) (troupe.Service[int, int], error) {
 				f.dials.Add(1)
@@ -110,7 +110,8 @@ func TestChaos_HundredThousandRequestsEightDownstreams(t *testing.T) {
 				mu.Unlock()
 				return rc, err
 			}
-		}, supervisor.WithBackoff(delays, 1<<30, time.Second))
+		}, supervisor.WithPipeline(supervisor.WithBackoff(delays, 1<<30, time.Second)))
+		require.NoError(t, err)
 
 		ids := make(chan int)
 		var wg sync.WaitGroup

@@ -6,7 +6,10 @@
 // children are the pipeline's stages) and the stack built in it: its stages
 // fail, restart and stop independently of every other pipeline's, so a
 // failing downstream never blocks another one. A Group keeps one pipeline
-// per key (a host name, a shard) and builds them on first use.
+// per key (a host name, a shard) and builds them on first use; it closes a
+// pipeline no Get asked for during its idle TTL, keeps at most MaxKeys of
+// them (the least recently used goes first), and builds a new one for a
+// key whose pipeline failed for good or was closed.
 //
 // A pipeline's Strategy is Backoff by default: a failed stage (a panic, a
 // failed connection of a Reconnect stage) is restarted after an exponential

@@ -31,7 +31,7 @@ func TestSUP4_OnePipelinePerDownstreamFailingIndependently(t *testing.T) {
 			}
 			return actors.Func(func(_ context.Context, s string) (string, error) { return host + ": " + s, nil }), nil
 		}
-		g := supervisor.NewGroup(sys, func(host string) supervisor.Build[string, string] {
+		g, err := supervisor.NewGroup(sys, func(host string) supervisor.Build[string, string] {
 			return func(h troupe.Host) (troupe.Service[string, string], error) {
 				rc, err := reconnect.New(h, reconnect.Dialer(dial), host, reconnect.ConnectTimeout(time.Hour))
 				if err != nil {
@@ -40,6 +40,7 @@ func TestSUP4_OnePipelinePerDownstreamFailingIndependently(t *testing.T) {
 				return troupe.NewBuilder[string, string]().Layer(timeout.Layer[string, string](time.Minute)).Build(h, rc)
 			}
 		})
+		require.NoError(t, err)
 		ctx := context.Background()
 		dead, err := g.Get(ctx, "dead")
 		require.NoError(t, err)
@@ -82,13 +83,14 @@ func TestGroupBuildErrorIsReturnedAndRetried(t *testing.T) {
 		sys := troupetest.NewSystem(t)
 		calls := 0
 		boom := errors.New("no config for this host")
-		g := supervisor.NewGroup(sys, func(host string) supervisor.Build[int, int] {
+		g, err := supervisor.NewGroup(sys, func(host string) supervisor.Build[int, int] {
 			return func(troupe.Host) (troupe.Service[int, int], error) {
 				calls++
 				return nil, boom
 			}
 		})
-		_, err := g.Get(context.Background(), "x")
+		require.NoError(t, err)
+		_, err = g.Get(context.Background(), "x")
 		assert.ErrorIs(t, err, boom)
 		_, err = g.Get(context.Background(), "x")
 		assert.ErrorIs(t, err, boom)

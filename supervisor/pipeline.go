@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // ErrFailed is matched by Pipeline.Err once a stage of the pipeline failed
@@ -42,7 +44,10 @@ func (e *FailedError) Unwrap() error {
 // Build builds a pipeline's stack in host h: usually a stages.Builder's
 // Build(h, leaf), with a Reconnect stage as the leaf for a remote peer.
 //
-// It may run again on each restart of the pipeline, never twice at once.
+// It runs once, when the pipeline is made: a failed stage is restarted in
+// place by the pipeline's supervisor (its state and queued requests carried
+// over), never rebuilt. A Group runs it again for a key whose pipeline
+// failed for good or was closed, to make a new pipeline.
 type Build[Req, Res any] func(h troupe.Host) (troupe.Service[Req, Res], error)
 
 // Option configures a Pipeline.
@@ -74,15 +79,23 @@ type Pipeline[Req, Res any] struct {
 	mu     sync.Mutex
 	err    error         // set once, when a stage is stopped for failing; guarded by mu
 	failed chan struct{} // closed with err
+	closed atomic.Bool   // Close was called
 }
 
 // New starts a pipeline named name in sys: a host with the pipeline's
-// strategy, and the stack build makes in it.
+// strategy, and the stack build makes in it. A nil sys, build or option,
+// and a bad backoff, are errors matching troupe.ErrBadConfig.
 func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], opts ...Option) (*Pipeline[Req, Res], error) {
+	switch {
+	case sys == nil:
+		return nil, opt.Nil("supervisor: New", "the system")
+	case build == nil:
+		return nil, opt.Nil("supervisor: New", "the build function")
+	}
 	d := DefaultBackoff()
 	c := config{delays: d.Delays, maxRestarts: d.MaxRestarts, window: d.Window}
-	for _, o := range opts {
-		o(&c)
+	if err := opt.Apply("supervisor: New", &c, opts); err != nil {
+		return nil, err
 	}
 	strategy, err := NewBackoff(c.delays, c.maxRestarts, c.window)
 	if err != nil {
@@ -149,7 +162,20 @@ func (p *Pipeline[Req, Res]) Stats() Stats {
 
 // Close closes the pipeline's stages, outermost first, then its host; see
 // troupe.Closer.
-func (p *Pipeline[Req, Res]) Close(ctx context.Context) error { return p.host.Close(ctx) }
+func (p *Pipeline[Req, Res]) Close(ctx context.Context) error {
+	p.closed.Store(true)
+	return p.host.Close(ctx)
+}
+
+// ended reports whether the pipeline failed for good or was closed.
+func (p *Pipeline[Req, Res]) ended() bool {
+	select {
+	case <-p.failed:
+		return true
+	default:
+		return p.closed.Load()
+	}
+}
 
 // ReserveAndCall reserves and calls in one step (troupe.Do uses it).
 func (p *Pipeline[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {

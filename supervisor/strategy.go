@@ -45,8 +45,10 @@ func NewBackoff(delays backoff.Exponential, maxRestarts int, window time.Duratio
 // DefaultBackoff returns gRPC's connection backoff (1 s, x1.6, jitter 0.2,
 // at most 120 s) with an intensity of 10 restarts within 60 s.
 func DefaultBackoff() *Backoff {
-	b, _ := NewBackoff(backoff.GRPC(), 10, time.Minute)
-	return b
+	// backoff.GRPC's values, as a literal: those are valid, so there is no
+	// error to discard.
+	grpc := backoff.Exponential{Min: time.Second, Max: 120 * time.Second, Multiplier: 1.6, Jitter: backoff.Ratio(0.2)}
+	return &Backoff{Delays: grpc, MaxRestarts: 10, Window: time.Minute}
 }
 
 // Decide implements actors.Strategy.

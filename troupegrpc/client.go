@@ -2,6 +2,7 @@ package troupegrpc
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc"
 
@@ -21,25 +22,43 @@ type ClientOption func(*clientConfig)
 // then read-only.
 type clientConfig struct {
 	replayLimit int
+	bad         error // a bad option's error: every call fails with it
 }
 
 // ReplayLimit sets how many bytes of the messages a stream's caller sent
 // are kept to be sent again to a later attempt (DefaultReplayLimit by
 // default). A stream whose messages go past it is committed to its
 // current attempt, or to the next if none is under way: it is not retried
-// or hedged after that. The unary interceptor has no use for it.
+// or hedged after that. The unary interceptor has no use for it. A
+// negative n is a configuration error.
 func ReplayLimit(n int) ClientOption {
-	return func(c *clientConfig) { c.replayLimit = max(n, 0) }
+	return func(c *clientConfig) {
+		if n < 0 && c.bad == nil {
+			c.bad = fmt.Errorf("troupegrpc: ReplayLimit(%d) is negative: %w", n, troupe.ErrBadConfig)
+		}
+		c.replayLimit = n
+	}
 }
 
+// newClientConfig applies opts. A bad option (a nil one, a negative
+// ReplayLimit) is the error of every call through the interceptor, as a
+// nil service is: it matches troupe.ErrBadConfig (an interceptor has no
+// error of its own to return).
 func newClientConfig(opts []ClientOption) clientConfig {
 	c := clientConfig{replayLimit: DefaultReplayLimit}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+	for i, o := range opts {
+		if o == nil {
+			c.bad = nilOption(i, len(opts))
+			break
 		}
+		o(&c)
 	}
 	return c
+}
+
+// nilOption is the error for the i-th of n options being nil.
+func nilOption(i, n int) error {
+	return fmt.Errorf("troupegrpc: interceptor: option %d of %d is nil: %w", i+1, n, troupe.ErrBadConfig)
 }
 
 // UnaryClientInterceptor returns an interceptor that sends every unary call
@@ -72,11 +91,14 @@ func newClientConfig(opts []ClientOption) clientConfig {
 //
 // The interceptor is safe for concurrent use (troupe services are).
 func UnaryClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOption) grpc.UnaryClientInterceptor {
-	_ = newClientConfig(opts)
+	cfg := newClientConfig(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if svc == nil {
+		switch {
+		case svc == nil:
 			return toStatus(ErrNilService)
+		case cfg.bad != nil:
+			return toStatus(cfg.bad)
 		}
 		co := splitOpts(opts)
 		c := &Call{

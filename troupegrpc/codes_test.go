@@ -117,3 +117,32 @@ func TestG1_MisuseIsAnErrorNotAPanic(t *testing.T) {
 	_, err = unary(ctx, cc, "x")
 	require.Equal(t, codes.Internal, status.Code(err))
 }
+
+// spec: EG6
+func TestABadInterceptorOptionIsTheErrorOfEveryCall(t *testing.T) {
+	ctx := context.Background()
+	e := &echo{unary: func(_ context.Context, _ int32, in string) (string, error) { return in, nil }}
+	addr := serve(t, e)
+	st := build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().Limit(1))
+	for name, opt := range map[string]troupegrpc.ClientOption{"nil option": nil, "negative ReplayLimit": troupegrpc.ReplayLimit(-1)} {
+		var cc *grpc.ClientConn
+		require.NotPanics(t, func() {
+			cc = dial(t, addr,
+				grpc.WithUnaryInterceptor(troupegrpc.UnaryClientInterceptor(st, opt)),
+				grpc.WithStreamInterceptor(troupegrpc.StreamClientInterceptor(st, opt)))
+		}, name)
+		_, err := unary(ctx, cc, "x")
+		require.ErrorIs(t, err, troupe.ErrBadConfig, name)
+		_, err = cc.NewStream(ctx, bidiDesc, mBidi)
+		require.ErrorIs(t, err, troupe.ErrBadConfig, name)
+	}
+	admit, err := stages.Stack[*troupegrpc.ServerCall, any]().Limit(1).Build(troupetest.NewSystem(t), troupegrpc.Handle())
+	require.NoError(t, err)
+	cc := dial(t, serve(t, e,
+		grpc.UnaryInterceptor(troupegrpc.UnaryServerInterceptor(admit, nil)),
+		grpc.StreamInterceptor(troupegrpc.StreamServerInterceptor(admit, nil))))
+	_, err = unary(ctx, cc, "x")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "option 1 of 1 is nil", "a server interceptor with a nil option")
+	require.Zero(t, e.unaryCalls.Load())
+}

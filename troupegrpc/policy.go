@@ -66,7 +66,9 @@ func Retryable(res Result, err error) bool { return retryable(res, err) }
 // Outcomes: when no attempt follows, the caller gets the last attempt's
 // outcome: a retried error after max retries comes as a
 // *retry.ExhaustedError wrapping the server's status (status.Code still
-// reads it). Every method is retried: to retry only idempotent ones, set
+// reads it). Never retried, as with every retry.Attempts: an error marked
+// with troupe.Permanent, and a panic (troupe.ErrPanic; retry.RetryPanics()
+// to retry it). Every method is retried: to retry only idempotent ones, set
 // Retryable to a predicate that looks at the Call's Method too (through
 // a policy of your own), or build a stack per method.
 //

@@ -26,6 +26,7 @@ type ServerOption func(*serverConfig)
 // made, then read-only.
 type serverConfig struct {
 	pushback time.Duration
+	bad      error // a nil option's error: every call fails with it
 }
 
 // WithPushback sets the wait a refusal asks its client for (PushbackKey in
@@ -38,10 +39,12 @@ func WithPushback(d time.Duration) ServerOption {
 
 func newServerConfig(opts []ServerOption) serverConfig {
 	c := serverConfig{pushback: DefaultPushback}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+	for i, o := range opts {
+		if o == nil {
+			c.bad = nilOption(i, len(opts)) // as newClientConfig
+			break
 		}
+		o(&c)
 	}
 	return c
 }
@@ -161,8 +164,11 @@ func (s *serverStream) Context() context.Context { return s.ctx }
 func UnaryServerInterceptor(svc troupe.Service[*ServerCall, any], opts ...ServerOption) grpc.UnaryServerInterceptor {
 	cfg := newServerConfig(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if svc == nil {
+		switch {
+		case svc == nil:
 			return nil, toStatus(ErrNilService)
+		case cfg.bad != nil:
+			return nil, toStatus(cfg.bad)
 		}
 		c := &ServerCall{ctx: ctx, kind: Unary, req: req, unary: handler}
 		if info != nil {
@@ -184,8 +190,11 @@ func UnaryServerInterceptor(svc troupe.Service[*ServerCall, any], opts ...Server
 func StreamServerInterceptor(svc troupe.Service[*ServerCall, any], opts ...ServerOption) grpc.StreamServerInterceptor {
 	cfg := newServerConfig(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if svc == nil {
+		switch {
+		case svc == nil:
 			return toStatus(ErrNilService)
+		case cfg.bad != nil:
+			return toStatus(cfg.bad)
 		}
 		if ss == nil {
 			return toStatus(ErrNilCall)

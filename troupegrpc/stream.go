@@ -40,8 +40,11 @@ func StreamClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOp
 	cfg := newClientConfig(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		if svc == nil {
+		switch {
+		case svc == nil:
 			return nil, toStatus(ErrNilService)
+		case cfg.bad != nil:
+			return nil, toStatus(cfg.bad)
 		}
 		if desc == nil {
 			desc = &grpc.StreamDesc{}

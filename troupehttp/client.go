@@ -3,11 +3,14 @@ package troupehttp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // ClientOption configures the Send and Client leaves. An option is a
@@ -19,6 +22,7 @@ type ClientOption func(*clientConfig)
 type clientConfig struct {
 	hold  []int // statuses whose bodies are held in memory
 	limit int64 // the most bytes held per body
+	bad   error // an option's error: Client's service refuses to be built
 }
 
 // defaultRetryStatuses are the statuses worth another attempt: 429 Too
@@ -43,8 +47,16 @@ func HoldStatus(codes ...int) ClientOption {
 
 // HoldLimit sets the most bytes of a body the leaf holds in memory
 // (default DefaultHoldLimit). A longer body is not held: the response comes
-// back with its connection, unread, and is not retried.
-func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = max(n, 0) } }
+// back with its connection, unread, and is not retried. A negative n is a
+// configuration error (see Client).
+func HoldLimit(n int64) ClientOption {
+	return func(c *clientConfig) {
+		if n < 0 && c.bad == nil {
+			c.bad = fmt.Errorf("troupehttp: Client: HoldLimit(%d) is negative: %w", n, troupe.ErrBadConfig)
+		}
+		c.limit = n
+	}
+}
 
 // Client returns a leaf service that sends each request with c
 // (http.DefaultClient when c is nil): for users who want an http.Client's
@@ -52,7 +64,9 @@ func HoldLimit(n int64) ClientOption { return func(c *clientConfig) { c.limit = 
 // policy), its cookie jar, its Timeout. It is not what Transport's setup
 // uses: a RoundTripper must not follow redirects, so a stack inside a
 // Transport should end in Send, which sends with an http.RoundTripper and
-// returns every response, a 302 included, as net/http's Transport does.
+// returns every response, a 302 included, as net/http's Transport does. A
+// bad option (a nil one, a negative HoldLimit) makes a service that Build
+// refuses with an error matching troupe.ErrBadConfig.
 //
 // Like every actors.Func, the call runs on the goroutine of the caller
 // that made it, may block, and is bounded by the call's context: the
@@ -105,7 +119,10 @@ func Client(c *http.Client, opts ...ClientOption) *actors.FuncService[*http.Requ
 	if c == nil {
 		c = http.DefaultClient
 	}
-	l := newLeaf(opts)
+	l, bad := newLeaf("troupehttp.Client", opts)
+	if l == nil {
+		return bad
+	}
 	l.c = c
 	return actors.Func(l.do, "troupehttp.Client")
 }
@@ -118,14 +135,21 @@ type leaf struct {
 	cfg clientConfig
 }
 
-func newLeaf(opts []ClientOption) *leaf {
+// newLeaf applies opts to a leaf of the given name; a bad option gives,
+// instead, the service Build refuses.
+func newLeaf(name string, opts []ClientOption) (*leaf, *actors.FuncService[*http.Request, *http.Response]) {
 	l := &leaf{cfg: clientConfig{hold: defaultRetryStatuses, limit: DefaultHoldLimit}}
-	for _, o := range opts {
-		if o != nil {
-			o(&l.cfg)
+	for i, o := range opts {
+		if o == nil {
+			l.cfg.bad = fmt.Errorf("%s: option %d of %d is nil: %w", name, i+1, len(opts), troupe.ErrBadConfig)
+			break
 		}
+		o(&l.cfg)
 	}
-	return l
+	if l.cfg.bad != nil {
+		return nil, (*actors.FuncService[*http.Request, *http.Response])(stagekit.BadFunc[*http.Request, *http.Response](name, l.cfg.bad))
+	}
+	return l, nil
 }
 
 func (l *leaf) do(ctx context.Context, req *http.Request) (*http.Response, error) {

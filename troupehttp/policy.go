@@ -84,6 +84,9 @@ func Retryable(res *http.Response, err error) bool { return retryable(res, err) 
 // to close); when no attempt follows, the caller gets the last outcome: a
 // response with a nil error (a 503 after max retries, say, body readable),
 // or, for an error after max retries, a *retry.ExhaustedError wrapping it.
+// Never retried, as with every retry.Attempts: an error marked with
+// troupe.Permanent, and a panic (troupe.ErrPanic; retry.RetryPanics() to
+// retry it).
 //
 // The returned value is copied by each retry session (see retry.Policy);
 // its functions are safe for concurrent use.

@@ -39,7 +39,10 @@ func Send(rt http.RoundTripper, opts ...ClientOption) *actors.FuncService[*http.
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	l := newLeaf(opts)
+	l, bad := newLeaf("troupehttp.Send", opts)
+	if l == nil {
+		return bad
+	}
 	l.rt = rt
 	return actors.Func(l.do, "troupehttp.Send")
 }

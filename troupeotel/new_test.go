@@ -57,3 +57,17 @@ func TestOB2_DurationBoundariesAreAdvised(t *testing.T) {
 		assert.Equal(t, tc.want, h.DataPoints[0].Bounds)
 	}
 }
+
+// spec: EG6
+func TestANilOptionOrTracerProviderIsAnError(t *testing.T) {
+	for name, opts := range map[string][]troupeotel.Option{
+		"nil option":          {troupeotel.WithDurationBoundaries(1, 2), nil},
+		"nil tracer provider": {troupeotel.WithTracerProvider(nil)},
+	} {
+		var obs *troupeotel.Observer
+		var err error
+		assert.NotPanics(t, func() { obs, err = troupeotel.New(noop.NewMeterProvider(), opts...) }, name)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
+		assert.Nil(t, obs, name)
+	}
+}

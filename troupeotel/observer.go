@@ -45,12 +45,20 @@ type Observer struct {
 var _ troupe.Observer = (*Observer)(nil)
 
 // New returns an Observer recording with a meter of mp named ScopeName; a
-// nil mp is the global meter provider (otel.GetMeterProvider). It fails
-// only when mp fails to make an instrument, and then returns no Observer.
+// nil mp is the global meter provider (otel.GetMeterProvider). A bad option
+// (a nil one, WithTracerProvider(nil)) is an error matching
+// troupe.ErrBadConfig, as is mp failing to make an instrument; no Observer
+// is returned then.
 func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	o := options{boundaries: defaultBoundaries}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("troupeotel: New: option %d of %d is nil: %w", i+1, len(opts), troupe.ErrBadConfig)
+		}
 		opt(&o)
+	}
+	if o.tpSet && o.tp == nil {
+		return nil, fmt.Errorf("troupeotel: New: WithTracerProvider(nil): %w", troupe.ErrBadConfig)
 	}
 	if mp == nil {
 		mp = otel.GetMeterProvider()

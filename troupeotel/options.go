@@ -10,6 +10,7 @@ type Option func(*options)
 type options struct {
 	boundaries []float64
 	tp         trace.TracerProvider // nil: no spans
+	tpSet      bool                 // WithTracerProvider was given (a nil tp is an error)
 }
 
 // defaultBoundaries are troupe.call.duration's bucket boundaries, in
@@ -29,7 +30,7 @@ func WithDurationBoundaries(b ...float64) Option {
 // stack: each retry, each hedge), a child of the span in the caller's
 // context, and the policies' events (a retry, a hedge, a timeout, a shed,
 // a fallback) as events on the caller's span. The package doc lists them.
-// Without it, the Observer records metrics only.
+// Without it, the Observer records metrics only. A nil tp is New's error.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *options) { o.tp = tp }
+	return func(o *options) { o.tp, o.tpSet = tp, true }
 }

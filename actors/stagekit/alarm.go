@@ -64,8 +64,10 @@ func (a *Alarm) Stop() {
 // keeps a request until some event (a rate limiter waiting for its window)
 // pauses meanwhile, so that work waits in the bounded mailbox.
 // The stage also pauses by itself while it parks a request for its inner
-// service; it takes requests only when neither holds. Actor goroutine only.
+// service; it takes requests only when neither holds. A broken stage (see
+// Broken) takes them whatever its behavior asks, to answer them. Actor
+// goroutine only.
 func (s *Stage[Req, Res]) PauseRequests(p bool) {
 	s.paused = p
-	s.mb.SetUserPaused(s.paused || s.parked != nil)
+	s.mb.SetUserPaused((s.paused || s.parked != nil) && s.closing < broken)
 }

@@ -27,4 +27,7 @@ func (c Clock) Offset(t time.Time) time.Duration { return t.Sub(c.base) }
 
 // At returns the time off after the clock's base (the inverse of Offset:
 // c.At(c.Offset(t)) is t, to the nanosecond, monotonic reading included).
+// An offset made by adding a duration to Elapsed must be added without
+// wrapping (package internal/sat's Add): a deadline math.MaxInt64 away is
+// then the latest time At gives, never one in the past.
 func (c Clock) At(off time.Duration) time.Time { return c.base.Add(off) }

@@ -65,7 +65,11 @@ func (s *Stage[Req, Res]) answered() {
 
 func (s *Stage[Req, Res]) onClose(m *closeMsg) {
 	if m.abort {
-		s.abort(s.closedError(nil))
+		err := s.closedError(nil)
+		if s.closing == broken {
+			err = s.closeErr // what the break answered with: why it closed
+		}
+		s.abort(err)
 	} else if s.closing == open {
 		s.closing = draining
 		s.draining.Store(true)
@@ -106,13 +110,15 @@ func (s *Stage[Req, Res]) abort(err error) {
 // so the stopped stage would stay reachable from its host's supervisor.
 func (s *Stage[Req, Res]) stopSelf() { s.mb.PostSystemMessage(&actor.Stop{}) }
 
-// maybeStop stops a draining stage once it holds nothing.
+// maybeStop stops a draining or broken stage once it holds nothing.
 func (s *Stage[Req, Res]) maybeStop() {
-	if s.closing != draining || s.parked != nil || len(s.backlog) > 0 || s.waitingCallers() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
+	if (s.closing != draining && s.closing != broken) || s.parked != nil || len(s.backlog) > 0 || s.waitingCallers() > 0 || s.mb.Stats().Queued > 0 || !s.beh.Idle() {
 		return
 	}
+	if s.closing == draining {
+		s.closeErr = s.closedError(nil)
+	}
 	s.closing = aborting // nothing left to drain; anything late is refused
-	s.closeErr = s.closedError(nil)
 	s.stopSelf()
 }
 
@@ -130,9 +136,10 @@ func (s *Stage[Req, Res]) onStopped() {
 	s.beh.Fail(s, err)
 	s.mb.Stop() // answers what is still queued
 	// What it held is answered: the callers that entered here and still
-	// wait are those whose work runs below. Count them, then tell their
-	// work to stop (counted first, so none ends because it was told before
-	// it is counted).
+	// wait are those whose work runs below, which Close gave up on (a
+	// drained or broken stage stops once there are none). Count them,
+	// then tell their work to stop (counted first, so none ends because it
+	// was told before it is counted).
 	// A stage stopped by its supervisor leaves the work below it alone.
 	if s.closeErr != nil {
 		if n := s.waitingCallers(); n > 0 {

@@ -128,8 +128,10 @@
 // stage parks the request, keeping its slot, pauses its mailbox, and is
 // granted a unit by a control message: backpressure travels upstream, and
 // the response path keeps flowing meanwhile. An inner readiness error breaks
-// the stage (every request it holds, and every later one, gets a
-// *troupe.ClosedError wrapping it).
+// the stage: every request it holds, and every later one, gets a
+// *troupe.ClosedError wrapping it; the calls it handed on before finish with
+// their own outcomes, and the stage stops once they have (Stage.Broken says
+// what a behavior's Fail answers then).
 //
 // # The request path
 //

@@ -13,7 +13,8 @@ import (
 const DefaultDroppedPermitCheck = time.Second
 
 // WithDroppedPermitCheck sets how long a caller may wait for a slot of one
-// of the system's stages that has issued permits (Reserve) before the stage runs the garbage collector so that a dropped
+// of the system's stages that has a permit out, issued (Reserve) and neither
+// called nor released, before the stage runs the garbage collector so that a dropped
 // permit's capacity comes back: a dropped permit blocks the next caller for
 // about d (plus one collection), whenever the collector would have run by
 // itself. A permit is reclaimed once it, and the permits issued alongside it
@@ -30,18 +31,24 @@ var gcGate struct {
 	last time.Time // guarded by mu
 }
 
+// forcedCollections counts the collections collectDropped ran (tests).
+var forcedCollections atomic.Int64
+
 // collectDropped runs the garbage collector, unless one was started this
 // way less than every ago; it blocks until the collection is done (the
 // reclaimed permits' cleanups run soon after, on the runtime's goroutine).
+// A clock that reads earlier than the last collection (another synctest
+// bubble's) does not hold the next one back.
 func collectDropped(every time.Duration) {
 	gcGate.mu.Lock()
 	now := time.Now()
-	if !gcGate.last.IsZero() && now.Sub(gcGate.last) < every {
+	if !gcGate.last.IsZero() && !now.Before(gcGate.last) && now.Sub(gcGate.last) < every {
 		gcGate.mu.Unlock()
 		return
 	}
 	gcGate.last = now
 	gcGate.mu.Unlock()
+	forcedCollections.Add(1)
 	runtime.GC()
 }
 
@@ -49,20 +56,25 @@ func collectDropped(every time.Duration) {
 // wait for a slot of s; stop it once the wait is over. It returns nil when
 // the check is off.
 //
-// Only permits can be dropped, so a stage that never issued one (the usual
+// Only a permit can be dropped, so a stage that never issued one (the usual
 // case when callers reserve and call in one step) arms nothing: a loaded
-// stage's waiting callers cost no timer.
+// stage's waiting callers cost no timer. And only a permit issued and
+// neither called nor released can have been: when the caller has waited
+// d, the stage collects only if its permit source has one outstanding
+// (PermitSource.Outstanding, a scan made then, so that the permit path
+// pays nothing for it). A stage whose permits were all used forces no
+// collection however long its callers wait.
 func (s *Stage[Req, Res]) droppedWatch() *time.Timer {
 	d := s.host.sys.droppedCheck
-	if d <= 0 || !s.issued.Load() {
+	if d <= 0 || !s.permits.Issued() {
 		return nil
 	}
-	return time.AfterFunc(d, func() { collectDropped(d) })
+	return time.AfterFunc(d, func() {
+		if s.permits.Outstanding() {
+			collectDropped(d)
+		}
+	})
 }
-
-// issuedPermits records that a stage issued a permit: set once, then only
-// read, so it costs the permit path a shared load.
-type issuedPermits = atomic.Bool
 
 // PermitDropped reports a permit of the stage that was dropped unused and
 // reclaimed by the garbage collector, through the system's logger.

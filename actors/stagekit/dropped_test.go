@@ -3,7 +3,10 @@ package stagekit_test
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +30,7 @@ func dropOne(t *testing.T, s *stagekit.Stage[int, int]) {
 // bubble. The bound is what the test checks; the old behaviour (waiting for
 // the runtime's forced collection, 2 minutes) hits the 10 s context.
 //
-// spec: HR6, CORE4
+// spec: HR6, CORE4, EG8
 func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) {
 	troupetest.ExpectDropped(1)
 	var logs troupetest.Log
@@ -38,6 +41,7 @@ func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) 
 	s, err := stagekit.Spawn(sys, stagekit.Config{Name: "limit-1", Capacity: 1}, api, stagekit.Passthrough[int, int]{})
 	require.NoError(t, err)
 	before := troupe.LeakedPermits()
+	collections := stagekit.ForcedCollections()
 
 	dropOne(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -49,6 +53,45 @@ func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) 
 	require.NoError(t, p.Release())
 	assert.Less(t, waited, 3*time.Second, "within the check's 200 ms plus a collection")
 	assert.Equal(t, before+1, troupe.LeakedPermits())
+	assert.Greater(t, stagekit.ForcedCollections(), collections, "the check collected: a permit was out")
 	assert.Contains(t, logs.String(), "stage=limit-1", "the warning went through the system's logger, naming the stage, before the slot came back")
 	t.Logf("waited %v for the dropped permit's slot", waited)
+}
+
+// A permit that was used leaves nothing to reclaim: the stage's waiting
+// callers force no collection, however long they wait.
+//
+// spec: EG8
+func TestASaturatedStageThatLeakedNoPermitForcesNoCollection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		api := stagekit.Func(func(_ context.Context, v int) (int, error) {
+			time.Sleep(100 * time.Millisecond)
+			return v, nil
+		})
+		s, err := stagekit.Spawn(sys, stagekit.Config{Name: "limit", Capacity: 2, HoldUntilOutcome: true}, api, stagekit.Passthrough[int, int]{})
+		require.NoError(t, err)
+		p, err := s.Reserve(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, p.Release()) // the stage has issued a permit
+		before := stagekit.ForcedCollections()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var calls atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					if _, err := troupe.Do(ctx, s, i); err == nil {
+						calls.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		assert.Greater(t, calls.Load(), int64(150), "the stage was saturated: 2 at a time for 10 s, each caller waiting about 3 s a call")
+		assert.Equal(t, before, stagekit.ForcedCollections(), "no collection was forced")
+		require.NoError(t, s.Close(context.Background()))
+	})
 }

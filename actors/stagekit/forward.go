@@ -19,6 +19,10 @@ import (
 // releasing several at once, filter checks finishing): they wait, in order,
 // behind the parked one, each keeping its slot, and go when it has gone.
 func (s *Stage[Req, Res]) Forward(e *Envelope[Req, Res]) {
+	if s.closing >= broken {
+		s.Answer(e, s.closeErr)
+		return
+	}
 	if s.parked != nil {
 		s.backlog = append(s.backlog, e)
 		return
@@ -177,17 +181,47 @@ func (s *Stage[Req, Res]) dropParked(err error) {
 // reported a readiness error, so nothing sent to it can succeed.
 func (s *Stage[Req, Res]) innerBroken(e *Envelope[Req, Res], err error) {
 	cerr := s.closedError(err)
+	if s.closing >= broken {
+		cerr = s.closeErr // broken already: the first error stands
+	}
 	s.mb.Close(cerr) // first: the slot e frees must not go to a new caller
 	s.Answer(e, cerr)
-	s.abort(cerr) // answers the backlog too
+	s.breakOff(cerr) // answers the backlog too
 }
 
 // Break closes the stage for good because its inner service reported the
-// readiness error err: everything the stage holds or queues, and
-// every later reservation, gets a *troupe.ClosedError wrapping err. For
-// behaviors that reserve on the inner service themselves (Retry). Actor
-// goroutine only.
-func (s *Stage[Req, Res]) Break(err error) { s.abort(s.closedError(err)) }
+// readiness error err: everything the stage holds or queues, and every
+// later reservation, gets a *troupe.ClosedError wrapping err; the calls it
+// already handed on finish with their own outcomes, and the stage stops
+// once they have (see Broken). For behaviors that reserve on the inner
+// service themselves (Retry). Actor goroutine only.
+func (s *Stage[Req, Res]) Break(err error) { s.breakOff(s.closedError(err)) }
+
+// breakOff closes the stage with cerr because its inner service broke:
+// admission closes, the parked request and those behind it are answered,
+// the behavior's Fail answers what it keeps (it looks at Broken to leave
+// what it handed on), and the stage stops once what it handed on has its
+// outcome, as a draining one does (maybeStop).
+func (s *Stage[Req, Res]) breakOff(cerr error) {
+	if s.closing >= broken {
+		return
+	}
+	s.closing, s.closeErr = broken, cerr
+	s.mb.Close(cerr)
+	s.draining.Store(true) // Recheck: the last call's outcome may stop it
+	s.dropParked(cerr)
+	s.beh.Fail(s, cerr)
+	s.PauseRequests(s.paused) // what is queued is taken, to be answered
+}
+
+// Broken reports whether the stage's inner service broke (Break, or a
+// readiness error met forwarding) and the stage waits for the calls it
+// handed on before it stops. A Behavior's Fail is called then with the
+// stage's *troupe.ClosedError: it answers the requests it keeps for itself
+// (waiting in a line, for a rate, for a unit, for a retry's wait) and
+// leaves those it sent on, whose outcomes still come; it is called again
+// as the stage stops. Actor goroutine only.
+func (s *Stage[Req, Res]) Broken() bool { return s.closing == broken }
 
 // AnswerParked answers the request parked for the inner service with err,
 // if there is one, and reports whether there was; those waiting behind it

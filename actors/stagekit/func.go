@@ -28,6 +28,7 @@ var ErrNilFunc = fmt.Errorf("actors: Func: function is nil: %w", troupe.ErrBadCo
 type FuncService[Req, Res any] struct {
 	fn      func(context.Context, Req) (Res, error)
 	label   string
+	bad     error // BadFunc's error; nil otherwise
 	permits troupe.PermitSource[Req, Res]
 }
 
@@ -42,9 +43,23 @@ func Func[Req, Res any](fn func(context.Context, Req) (Res, error), name ...stri
 	return f
 }
 
-// Validate reports a FuncService made from a nil function (ErrNilFunc).
+// BadFunc returns the FuncService a leaf constructor with no error result
+// (troupehttp.Client) hands back for a bad configuration: its Validate
+// returns err, so Build and every stage spawned over it refuse it with
+// err, as does every reservation. err should match troupe.ErrBadConfig.
+func BadFunc[Req, Res any](name string, err error) *FuncService[Req, Res] {
+	return &FuncService[Req, Res]{label: name, bad: err}
+}
+
+// Validate reports a FuncService made from a nil function (ErrNilFunc), or
+// by BadFunc (its error).
 func (f *FuncService[Req, Res]) Validate() error {
-	if f == nil || f.fn == nil {
+	switch {
+	case f == nil:
+		return ErrNilFunc
+	case f.bad != nil:
+		return f.bad
+	case f.fn == nil:
 		return ErrNilFunc
 	}
 	return nil

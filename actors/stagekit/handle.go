@@ -17,7 +17,7 @@ import (
 // outside it uses, are separate views of the same memory, so that neither
 // can be misused through the handle.
 //
-// A caller that waits for a slot of a stage that issues permits may find one held by a permit someone dropped: see
+// A caller that waits for a slot of a stage with a permit out may find one held by a permit someone dropped: see
 // WithDroppedPermitCheck for how it comes back.
 func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	ok, err := s.mb.TryReserve()
@@ -90,9 +90,6 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 // has already reserved (mailbox TryReserve or Reserve): for stage packages
 // that reserve their own way (LoadShed).
 func (s *Stage[Req, Res]) Permit() *troupe.Permit[Req, Res] {
-	if !s.issued.Load() {
-		s.issued.Store(true)
-	}
 	return s.permits.Issue((*reservation[Req, Res])(s))
 }
 

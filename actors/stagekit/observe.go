@@ -11,9 +11,15 @@ import (
 
 // WithObserver makes every stage spawned in the system report to o, under
 // the pipeline name pipeline, unless its stack has an observer of its own
-// (stages.Builder.Observe). A nil o attaches nothing.
+// (stages.Builder.Observe). A nil o is a configuration error (see
+// NewSystem).
 func WithObserver(o troupe.Observer, pipeline string) Option {
-	return func(s *System) { s.observer, s.pipeline = o, pipeline }
+	return func(s *System) {
+		if o == nil {
+			s.badOption("WithObserver's observer")
+		}
+		s.observer, s.pipeline = o, pipeline
+	}
 }
 
 // Reporter reports one stage's events to the observer attached to its

@@ -27,7 +27,7 @@ func (s *Stage[Req, Res]) onRequest(e *Envelope[Req, Res]) {
 			return
 		}
 	}
-	if s.closing == aborting {
+	if s.closing >= broken {
 		s.Answer(e, s.closeErr)
 		return
 	}

@@ -25,7 +25,9 @@ type Behavior[Req, Res any] interface {
 	// Control handles a control message of the behavior's own.
 	Control(s *Stage[Req, Res], msg any)
 	// Fail answers with err every request the behavior keeps: the stage is
-	// restarting (err is a *troupe.RestartError) or stopping.
+	// restarting (err is a *troupe.RestartError) or stopping. When its
+	// inner service broke (Stage.Broken), it answers only those it keeps
+	// for itself, not those it sent on, and is called again as it stops.
 	Fail(s *Stage[Req, Res], err error)
 	// Idle reports whether the behavior keeps no request: a closing stage
 	// stops once its mailbox is empty and its behavior idle.
@@ -90,8 +92,7 @@ type Stage[Req, Res any] struct {
 	obs   *Reporter // the observer's; nil: none. Set by Spawn, then read-only
 
 	permits troupe.PermitSource[Req, Res]
-	issued  issuedPermits // the stage has issued a permit (droppedWatch)
-	roots   *sync.Pool    // root envelopes for calls made through permits
+	roots   *sync.Pool // root envelopes for calls made through permits
 
 	// Parking: the request waiting for the inner service.
 	parked     *Envelope[Req, Res]   // actor
@@ -175,9 +176,10 @@ func (s *Stage[Req, Res]) failureOf() error {
 type closeState int
 
 const (
-	open closeState = iota
-	draining
-	aborting
+	open     closeState = iota
+	draining            // Close: what it accepted finishes, then it stops
+	broken              // the inner service broke: what it holds is answered, what it handed on finishes, then it stops
+	aborting            // stopping: everything left is answered with closeErr
 )
 
 // grantMsg carries the outcome of a ReserveAsync on inner.
@@ -269,7 +271,13 @@ func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }
 // Done is closed once the stage's actor has stopped.
 func (s *Stage[Req, Res]) Done() <-chan struct{} { return s.done }
 
-// PostControl queues a control message for the stage's behavior.
+// PostControl queues a control message for the stage's behavior. The
+// control queue has no limit of its own: it is bounded by construction, as
+// long as every message answers one event the stage already counts (an
+// outcome of a request it holds or has in flight, a waiter's grant, a
+// timer firing, a context that ended): then it holds at most a few
+// messages per such request and timer, the bound the stages troupe ships
+// keep to. Post nothing per unit of time or per retry of your own.
 func (s *Stage[Req, Res]) PostControl(msg any) { s.mb.PostControl(msg) }
 
 // Context returns the protoactor context of the message being processed

@@ -1,7 +1,10 @@
 package stagekit
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Directive is what a Strategy decides for a failed stage.
@@ -89,8 +92,23 @@ func (s intensity) Decide(f Failure) Decision {
 
 // Intensity returns a Strategy that restarts a failed stage at once, unless
 // it failed more than max times within window, and stops it then. Package
-// supervisor has strategies with backoff.
+// supervisor has strategies with backoff. max must be at least 0 and window
+// positive (NewHost checks).
 func Intensity(max int, window time.Duration) Strategy { return intensity{max: max, window: window} }
+
+// checkStrategy reports a strategy NewHost cannot run: nil, or an
+// Intensity out of range.
+func checkStrategy(s Strategy) error {
+	switch s := s.(type) {
+	case nil:
+		return opt.Nil("actors: NewHost", "the strategy")
+	case intensity:
+		if s.max < 0 || s.window <= 0 {
+			return fmt.Errorf("actors: Intensity(%d, %v): need max >= 0 and a positive window: %w", s.max, s.window, ErrBadConfig)
+		}
+	}
+	return nil
+}
 
 // DefaultStrategy is the root host's: restart, unless a stage failed more
 // than 10 times in 10 seconds.

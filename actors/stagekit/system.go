@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // System is an actor system for troupe's stages: a protoactor-go actor
@@ -28,6 +29,9 @@ type System struct {
 	// and its pipeline name; set by WithObserver, then read-only.
 	observer troupe.Observer
 	pipeline string
+	// A configuration error of NewSystem's options, or nil: every spawn
+	// and host in the system returns it. Set by NewSystem, then read-only.
+	bad error
 
 	mu     sync.Mutex
 	hosts  map[*Host]uint64 // hosts not closed yet, by creation order (root first); guarded by mu
@@ -41,13 +45,29 @@ type System struct {
 type Option func(*System)
 
 // WithLogger makes the system and protoactor-go log to l. The default
-// discards everything: a library should not write to stderr uninvited.
-func WithLogger(l *slog.Logger) Option { return func(s *System) { s.logger = l } }
+// discards everything: a library should not write to stderr uninvited. A
+// nil l is a configuration error (see NewSystem).
+func WithLogger(l *slog.Logger) Option {
+	return func(s *System) {
+		if l == nil {
+			s.badOption("WithLogger's logger")
+			return
+		}
+		s.logger = l
+	}
+}
 
-// NewSystem starts an actor system. Stop it with Shutdown.
+// NewSystem starts an actor system. Stop it with Shutdown. A bad option (a
+// nil one, or one given nil) makes a system whose Err reports it and in
+// which every Build, spawn and NewHost fails with that error, matching
+// troupe.ErrBadConfig: the mistake shows where the system is first used.
 func NewSystem(opts ...Option) *System {
 	s := &System{logger: slog.New(slog.DiscardHandler), droppedCheck: DefaultDroppedPermitCheck}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			s.badOption(fmt.Sprintf("option %d of %d", i+1, len(opts)))
+			continue
+		}
 		o(s)
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return s.logger }))
@@ -58,10 +78,22 @@ func NewSystem(opts ...Option) *System {
 
 var defaultSystem = sync.OnceValue(func() *System { return NewSystem() })
 
-// Default returns the process-wide system used when a layer is built with a
-// nil Host. It is started on first use and never shut down; create your own
-// System to control its lifetime (tests should).
+// Default returns the process-wide system, for code that has no system of
+// its own to build in (a nil Host is an error). It is started on first use
+// and never shut down; create your own System to control its lifetime
+// (tests should).
 func Default() *System { return defaultSystem() }
+
+// badOption records the first bad option of NewSystem (what was nil).
+func (s *System) badOption(what string) {
+	if s.bad == nil {
+		s.bad = opt.Nil("actors: NewSystem", what)
+	}
+}
+
+// Err returns the configuration error of the system's options (see
+// NewSystem), or nil.
+func (s *System) Err() error { return s.bad }
 
 // TroupeHost marks System as a troupe.Host.
 func (s *System) TroupeHost() {}
@@ -82,8 +114,17 @@ var ErrShutdown = errors.New("actors: system or host shut down")
 // NewHost starts a host of its own: a supervisor actor with its own
 // strategy, whose stages fail, restart and stop independently of other
 // hosts'.
-// Package supervisor builds per-downstream pipelines on it.
+// Package supervisor builds per-downstream pipelines on it. A nil
+// strategy, an Intensity with a negative max or a window that is not
+// positive, and a system with a bad option are errors matching
+// troupe.ErrBadConfig.
 func (s *System) NewHost(name string, strategy Strategy) (*Host, error) {
+	if err := checkStrategy(strategy); err != nil {
+		return nil, fmt.Errorf("actors: NewHost %s: %w", name, err)
+	}
+	if s.bad != nil {
+		return nil, s.bad
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -124,16 +165,26 @@ func (s *System) forgetHost(h *Host) {
 }
 
 // HostFrom returns the actors Host behind a troupe.Host: the root host of
-// a System, a Host itself, or the Default system's root host for nil.
+// a System, a Host itself, or a supervisor's. A nil host is an error
+// matching troupe.ErrBadConfig (Default() is the process-wide system), as
+// is a host of a system made with a bad option.
 func HostFrom(h troupe.Host) (*Host, error) {
+	host, err := hostFrom(h)
+	if err == nil && host.sys.bad != nil {
+		err = host.sys.bad
+	}
+	if err != nil {
+		return nil, err
+	}
+	return host, nil
+}
+
+func hostFrom(h troupe.Host) (*Host, error) {
 	switch h := h.(type) {
 	case troupe.StageHost:
-		if h.Host == nil {
-			return Default().root, nil
-		}
-		return HostFrom(h.Host)
+		return hostFrom(h.Host)
 	case nil:
-		return Default().root, nil
+		return nil, fmt.Errorf("actors: nil host (actors.Default() is the process-wide system): %w", ErrBadConfig)
 	case *System:
 		if h == nil {
 			return nil, fmt.Errorf("actors: nil *System: %w", ErrBadConfig)

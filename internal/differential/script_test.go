@@ -189,9 +189,12 @@ func drawScript(t *rapid.T) *script {
 	return s
 }
 
-// Switches for behaviour the model and troupe do not agree on yet.
+// Switches for behaviour the model and troupe did not agree on, each on
+// since its fix.
 const (
-	enablePanics = false // troupe's retries retry a panic until EG10 lands
+	// Fixed: troupe's retries retried a panic (a panic is a bug; the
+	// policies troupe ships no longer retry it).
+	enablePanics = true
 	// Fixed: an Adaptive limit freed its permit when an outcome passed it,
 	// also while the caller still ran the work (a hedge lost, a timeout
 	// fired below it); stagekit's Envelope.KeepWhileWorkRuns.

@@ -42,7 +42,7 @@ func TestHR4_BadConfigurationIsAnError(t *testing.T) {
 			_, err := adaptive.New[int, int](nil, f, c.opt)
 			assert.ErrorIs(t, err, c.want)
 			assert.ErrorIs(t, err, troupe.ErrBadConfig)
-			_, err = stages.Stack[int, int]().Adaptive(c.opt).Build(nil, f)
+			_, err = stages.Stack[int, int]().Adaptive(c.opt).Build(troupetest.NewSystem(t), f)
 			assert.ErrorIs(t, err, c.want, "and at Build")
 		})
 	}

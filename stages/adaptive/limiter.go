@@ -3,6 +3,8 @@ package adaptive
 import (
 	"math"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // kind is what a call's outcome says about the service inside.
@@ -93,7 +95,7 @@ func (l *limiter) done(ep uint64, now time.Time, rtt time.Duration, k kind) (old
 		return old, l.limit
 	}
 	l.n++
-	l.sum += rtt
+	l.sum = sat.Add(l.sum, rtt)
 	if l.n < max(l.samples, l.limit) {
 		return old, old
 	}
@@ -127,7 +129,7 @@ func (l *limiter) cut(n int) int { return min(n-1, int(float64(n)*l.backoff)) }
 // holds. Halving the excess damps the swing a latency that rises faster
 // than a queue would explain (a steep knee) would cause.
 func (l *limiter) vegas(mean time.Duration, now time.Time) int {
-	if mean <= l.base+time.Duration(float64(l.base)*baseSlack) {
+	if mean <= sat.Add(l.base, sat.Scale(l.base, baseSlack)) {
 		l.base, l.baseAt = min(l.base, mean), now
 	}
 	lim := float64(l.limit)

@@ -3,6 +3,8 @@ package adaptive
 import (
 	"fmt"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // MaxLimit is the largest max New accepts. The stage holds back, in its
@@ -43,6 +45,8 @@ type config struct {
 	probeEvery time.Duration
 	classify   func(error) bool
 	onChange   func(old, new int)
+
+	classifySet, onChangeSet bool
 }
 
 // Limits sets the range the limit moves in: never below min, never above
@@ -84,9 +88,10 @@ func ProbeEvery(d time.Duration) Option { return func(c *config) { c.probeEvery 
 // overloaded runs where the call's outcome was produced (the caller's
 // goroutine, a stage's actor), for many calls at once: it must be safe for
 // concurrent use and must not block. A panic in it becomes the call's
-// outcome, a *troupe.PanicError, and the call is not counted.
+// outcome, a *troupe.PanicError, and the call is not counted. A nil
+// overloaded is New's error.
 func Classify(overloaded func(err error) bool) Option {
-	return func(c *config) { c.classify = overloaded }
+	return func(c *config) { c.classify, c.classifySet = overloaded, true }
 }
 
 // OnLimitChange sets a function told of every change of the limit, in
@@ -96,16 +101,22 @@ func Classify(overloaded func(err error) bool) Option {
 // whose outcome changed the limit (or of the next one, when another call
 // was telling it meanwhile); it must not block and must not call the
 // stage. A panic in it becomes that call's outcome, a *troupe.PanicError;
-// the change stands.
-func OnLimitChange(fn func(old, new int)) Option { return func(c *config) { c.onChange = fn } }
+// the change stands. A nil fn is New's error.
+func OnLimitChange(fn func(old, new int)) Option {
+	return func(c *config) { c.onChange, c.onChangeSet = fn, true }
+}
 
 // configure applies opts over the defaults and checks the result.
 func configure(opts []Option) (config, error) {
 	c := config{min: DefaultMin, max: DefaultMax, backoff: DefaultBackoff, samples: DefaultSamples, probeEvery: DefaultProbe}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+	if err := opt.Apply("adaptive", &c, opts); err != nil {
+		return c, err
+	}
+	switch {
+	case c.classifySet && c.classify == nil:
+		return c, opt.Nil("adaptive", "Classify's function")
+	case c.onChangeSet && c.onChange == nil:
+		return c, opt.Nil("adaptive", "OnLimitChange's function")
 	}
 	if c.min < 1 || c.max < c.min || c.max > MaxLimit {
 		return c, fmt.Errorf("adaptive: min %d, max %d: %w", c.min, c.max, ErrBadLimits)

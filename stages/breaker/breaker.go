@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Breaker is a running circuit-breaker stage: a troupe.Service and a
@@ -16,18 +17,17 @@ type Breaker[Req, Res any] struct {
 	b *behavior[Req, Res]
 }
 
-// New spawns a circuit breaker over inner in host h (nil means the default
-// system). A bad option is an error matching troupe.ErrBadConfig and one
-// of ErrBadWindow, ErrBadThreshold, ErrBadDelay, ErrBadTrials and
-// ErrBadFunc.
+// New spawns a circuit breaker over inner in host h (nil is an error). A bad
+// option is an error matching troupe.ErrBadConfig and one of ErrBadWindow,
+// ErrBadThreshold, ErrBadDelay, ErrBadTrials and ErrBadFunc.
 //
 // The stage sets no capacity of its own: reserving on it never waits, so
 // an open breaker answers every call at once. Bound the calls with a limit
 // stage inside or outside it.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Breaker[Req, Res], error) {
 	o := defaults()
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("breaker", &o, opts); err != nil {
+		return nil, err
 	}
 	if err := o.check(); err != nil {
 		return nil, err

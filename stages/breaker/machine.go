@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // change is one change of state, for OnStateChange.
@@ -147,11 +148,7 @@ func nextDelay(n int, prev time.Duration, o *options) time.Duration {
 	if n == 0 {
 		return o.delay
 	}
-	next := float64(prev) * o.factor
-	if next >= float64(o.maxDelay) {
-		return o.maxDelay
-	}
-	return time.Duration(next)
+	return min(sat.Scale(prev, o.factor), o.maxDelay)
 }
 
 // at returns now, or the clock's time if now is zero.

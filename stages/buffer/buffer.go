@@ -18,8 +18,8 @@ type Buffer[Req, Res any] struct {
 // troupe.ErrBadConfig.
 var ErrBadCapacity = fmt.Errorf("%w: buffer capacity must be between 1 and actors.MaxCapacity", troupe.ErrBadConfig)
 
-// New spawns a buffer of the given capacity over inner, in host h (nil means
-// the default system).
+// New spawns a buffer of the given capacity over inner, in host h (nil is an
+// error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], capacity int) (*Buffer[Req, Res], error) {
 	if capacity < 1 || capacity > actors.MaxCapacity {
 		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadCapacity, capacity, actors.MaxCapacity)

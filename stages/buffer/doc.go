@@ -14,7 +14,9 @@
 //   - When the worker dies (its inner service reports a readiness error, its
 //     supervisor stops it after panics, or it is closed), every waiting and
 //     every later caller gets a *troupe.ClosedError that matches
-//     troupe.ErrClosed and wraps the cause.
+//     troupe.ErrClosed and wraps the cause. The calls it handed on before
+//     finish with their own outcomes: a broken inner service fails only the
+//     requests the buffer still holds.
 //
 // A Buffer is safe for concurrent use.
 package buffer

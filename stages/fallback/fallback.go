@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Func computes the outcome of a call that failed with err. It runs on the
@@ -40,6 +41,7 @@ type Option func(*options)
 type options struct {
 	capacity int
 	when     func(error) bool
+	whenSet  bool
 }
 
 // Capacity sets the stage's mailbox capacity. The default, 0, sets no limit
@@ -50,8 +52,10 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 // returns true. By default every error does, unless the call's context has
 // ended (nobody waits for a fallback then). accept runs where the
 // error was produced, possibly a stage's actor: it must not block. It must
-// be safe for concurrent use.
-func When(accept func(error) bool) Option { return func(o *options) { o.when = accept } }
+// be safe for concurrent use. A nil accept is New's error.
+func When(accept func(error) bool) Option {
+	return func(o *options) { o.when, o.whenSet = accept, true }
+}
 
 // Counts are a fallback stage's counters: its Stats' Detail. A plain value.
 type Counts struct {
@@ -76,16 +80,19 @@ func (b *behavior[Req, Res]) counts() Counts {
 // Detail is the stage's Stats' Detail: its Counts (stagekit.Detailer).
 func (b *behavior[Req, Res]) Detail() any { return b.counts() }
 
-// New spawns a fallback stage over inner in host h (nil means the default
-// system) that answers inner's failures with fn. A nil fn or a bad capacity
-// is an error matching troupe.ErrBadConfig.
+// New spawns a fallback stage over inner in host h (nil is an error) that
+// answers inner's failures with fn. A nil fn or a bad capacity is an error
+// matching troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Req, Res], opts ...Option) (*Fallback[Req, Res], error) {
 	var o options
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("fallback", &o, opts); err != nil {
+		return nil, err
 	}
-	if fn == nil {
+	switch {
+	case fn == nil:
 		return nil, errNoFunc
+	case o.whenSet && o.when == nil:
+		return nil, opt.Nil("fallback", "When's function")
 	}
 	b := &behavior[Req, Res]{fn: fn, when: o.when, children: stagekit.NewPool[Req, Res]()}
 	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity}, inner, b)

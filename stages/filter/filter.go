@@ -5,6 +5,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Filter is a running filter stage with a synchronous predicate: a
@@ -25,8 +26,8 @@ func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n }
 
 func config(name string, opts []Option) (stagekit.Config, error) {
 	cfg := stagekit.Config{Name: name}
-	for _, o := range opts {
-		o(&cfg)
+	if err := opt.Apply(name, &cfg, opts); err != nil {
+		return cfg, err
 	}
 	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
 		return cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
@@ -34,9 +35,9 @@ func config(name string, opts []Option) (stagekit.Config, error) {
 	return cfg, nil
 }
 
-// NewFilter spawns a filter stage over inner, in host h (nil means the
-// default system). predicate returns the request to hand on, or an error to
-// reject it with; it runs on the stage's actor and must not block.
+// NewFilter spawns a filter stage over inner, in host h (nil is an error).
+// predicate returns the request to hand on, or an error to reject it with;
+// it runs on the stage's actor and must not block.
 func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], predicate func(Req) (Req, error), opts ...Option) (*Filter[Req, Res], error) {
 	if predicate == nil {
 		return nil, ErrNilCheck

@@ -31,10 +31,9 @@ type Counts struct {
 	Budget   int64  // hedges the budget affords now; -1 with NoBudget
 }
 
-// New spawns a hedging stage over inner in host h (nil means the default
-// system). A bad option is an error matching troupe.ErrBadConfig and one of
-// this package's sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is
-// spawned then.
+// New spawns a hedging stage over inner in host h (nil is an error). A bad
+// option is an error matching troupe.ErrBadConfig and one of this package's
+// sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is spawned then.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Hedge[Req, Res], error) {
 	cfg, err := compile[Req, Res](opts)
 	if err != nil {
@@ -201,7 +200,9 @@ func (b *behavior[Req, Res]) Idle() bool { return b.count() == 0 }
 
 // Fail ends every session in flight with err (the stage restarts or
 // stops): their attempts' contexts are cancelled, their later outcomes
-// discarded.
+// discarded. When the inner service broke, only the sessions whose
+// original was never sent end so; the others send no more hedges and end
+// with their attempts' outcomes.
 func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.alarmAt = time.Time{}
@@ -232,7 +233,16 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 		live = append(live, ss)
 	}
 	b.mu.Unlock()
+	broken := s.Broken()
 	for _, ss := range live {
+		if broken && ss.sent > 0 {
+			// The inner service broke: no hedge goes, and the attempts
+			// sent end the session with their own outcomes.
+			b.mu.Lock()
+			ss.noMore = true
+			b.mu.Unlock()
+			continue
+		}
 		cause := err
 		if ss == b.breaking {
 			cause = b.breakErr

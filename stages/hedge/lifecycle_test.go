@@ -2,6 +2,7 @@ package hedge_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -180,7 +181,7 @@ func TestHR3_AHedgeWhoseInnerReadinessPanicsAnswersTheRequestOnce(t *testing.T) 
 	})
 }
 
-// spec: H1, CORE7
+// spec: H1, CORE7, EG4
 func TestCORE7_ABrokenInnerServiceClosesTheStage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x, h := overMock(t, hedge.Delay(100*ms), hedge.NoBudget())
@@ -188,12 +189,36 @@ func TestCORE7_ABrokenInnerServiceClosesTheStage(t *testing.T) {
 		got := troupetest.Go(bg, x, 1)
 		orig := next(t, h)
 		h.Break(nil)
-		r := <-got
-		assert.ErrorIs(t, r.Err, troupetest.ErrBroken, "the readiness error itself")
-		synctest.Wait()
-		assert.ErrorIs(t, orig.Ctx.Err(), context.Canceled)
+		time.Sleep(time.Second) // the hedge was due, met the broken service, and did not go
 		_, err := x.Reserve(bg)
 		assert.ErrorIs(t, err, troupe.ErrClosed)
-		assert.ErrorIs(t, err, troupetest.ErrBroken)
+		assert.ErrorIs(t, err, troupetest.ErrBroken, "the readiness error itself")
+		assert.NoError(t, orig.Ctx.Err(), "the original, sent before the break, goes on")
+		assert.Zero(t, h.Waiting())
+		orig.Respond(10)
+		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-got, "and its outcome is the request's")
+		require.NoError(t, x.Close(bg))
+	})
+}
+
+// spec: EG12
+func TestAPermanentErrorEndsAHedgedRequestAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x, h := overMock(t, hedge.Delay(100*ms), hedge.MaxHedges(2), hedge.NoBudget())
+		h.Allow(3)
+		got := troupetest.Go(bg, x, 1)
+		orig := next(t, h)
+		time.Sleep(100 * ms)
+		hedged := next(t, h)
+		refused := errors.New("400: no attempt will do better")
+		hedged.Fail(troupe.Permanent(refused))
+		r := <-got
+		assert.ErrorIs(t, r.Err, refused, "the permanent error is the request's outcome at once")
+		assert.ErrorIs(t, r.Err, troupe.ErrPermanent)
+		synctest.Wait()
+		assert.ErrorIs(t, orig.Ctx.Err(), context.Canceled, "the original is cancelled")
+		time.Sleep(time.Second)
+		assert.EqualValues(t, 2, h.Calls(), "and no further hedge goes")
+		require.NoError(t, x.Close(bg))
 	})
 }

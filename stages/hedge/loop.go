@@ -235,14 +235,22 @@ func (b *behavior[Req, Res]) unqueue(ss *session[Req, Res]) bool {
 	return false
 }
 
-// broken ends ss with the inner service's readiness error itself and
-// closes the stage: the inner service is broken. The stage closes first,
-// so that a caller who hears err and reserves again is refused.
+// broken ends ss with the inner service's readiness error itself, unless
+// its original went already (its attempts end it), and closes the stage:
+// the inner service is broken. The stage closes first, so that a caller
+// who hears err and reserves again is refused.
 func (b *behavior[Req, Res]) broken(ss *session[Req, Res], err error) {
 	b.breaking, b.breakErr = ss, err
 	b.st.Break(err)
 	b.breaking, b.breakErr = nil, nil
-	if ss != nil { // the stage was closed already: Fail did not run
-		ss.end(nil, *new(Res), err)
+	if ss == nil {
+		return
 	}
+	if ss.sent > 0 { // a hedge that cannot go
+		b.mu.Lock()
+		ss.noMore = true
+		b.mu.Unlock()
+		return
+	}
+	ss.end(nil, *new(Res), err) // the stage was broken already: Fail did not run
 }

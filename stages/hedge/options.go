@@ -1,11 +1,14 @@
 package hedge
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
 
@@ -114,7 +117,9 @@ func NoBudget() Option { return func(o *options) { o.kind = budgetNone } }
 // Final sets which outcomes end a request: the first attempt whose outcome
 // final accepts wins, and the others are cancelled. An outcome it refuses
 // waits for the other attempts in flight; with none left, it is the
-// request's outcome. By default only successes (a nil error) are final.
+// request's outcome. By default successes (a nil error) are final, and so
+// are errors marked with troupe.Permanent: the other attempts are
+// cancelled and no further hedge is sent.
 // final runs where the outcome was produced, for many requests at once: it
 // must not block and must be safe for concurrent use. Its types must be the
 // stage's (Res, error); otherwise New fails with ErrBadFunc.
@@ -152,11 +157,8 @@ type config[Req, Res any] struct {
 // compile checks opts and returns the stage's configuration.
 func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	o := options{span: DefaultWindow, samples: DefaultSamples, maxHedges: 1, ratio: DefaultRatio}
-	for _, opt := range opts {
-		if opt == nil {
-			return config[Req, Res]{}, fmt.Errorf("%w: nil option", ErrBadFunc)
-		}
-		opt(&o)
+	if err := opt.Apply("hedge", &o, opts); err != nil {
+		return config[Req, Res]{}, fmt.Errorf("%w: %w", ErrBadFunc, err)
 	}
 	c := config[Req, Res]{capacity: o.capacity, fixed: o.fixed, hasFixed: o.hasFixed, span: o.span,
 		samples: o.samples, maxHedges: o.maxHedges}
@@ -234,5 +236,8 @@ func typed[F any](name string, fn any, given bool) (F, error) {
 	return f, nil
 }
 
-// succeeded is the default Final: a success ends the request.
-func succeeded[Res any](_ Res, err error) bool { return err == nil }
+// succeeded is the default Final: a success ends the request, and so
+// does an error no other attempt can cure (troupe.Permanent).
+func succeeded[Res any](_ Res, err error) bool {
+	return err == nil || errors.Is(err, troupe.ErrPermanent)
+}

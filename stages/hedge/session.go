@@ -118,7 +118,7 @@ func (a *attempt[Req, Res]) judge(res Res, err error) (Res, error, bool) {
 		b.win.record(now, now.Sub(a.sent))
 	}
 	if !b.cfg.userFinal || a.ss.isDone() {
-		return res, err, err == nil // the default Final, which cannot panic
+		return res, err, succeeded(res, err) // the default Final, which cannot panic
 	}
 	final, perr := stagekit.Guard1("hedge: Final", func() (bool, error) { return b.cfg.final(res, err), nil })
 	if perr != nil {

@@ -20,7 +20,7 @@ type Limit[Req, Res any] struct {
 }
 
 // New spawns a stage that lets at most n requests be in flight below it, in
-// host h (nil means the default system).
+// host h (nil is an error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*Limit[Req, Res], error) {
 	if n < 1 || n > actors.MaxCapacity {
 		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadLimit, n, actors.MaxCapacity)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // DefaultCapacity is the capacity of a LoadShed's mailbox unless Capacity
@@ -35,15 +36,18 @@ type options struct {
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): how
 // many requests may wait in the stage for the inner service's readiness
-// before calls are shed.
+// before calls are shed. It must be at least 1: 0 is New's error
+// (ErrBadCapacity), never a LoadShed that does not shed.
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
-// New spawns a load-shedding stage over inner, in host h (nil means the
-// default system).
+// New spawns a load-shedding stage over inner, in host h (nil is an error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*LoadShed[Req, Res], error) {
 	o := options{cfg: stagekit.Config{Name: "loadshed", Capacity: DefaultCapacity}}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("loadshed", &o, opts); err != nil {
+		return nil, err
+	}
+	if o.cfg.Capacity == 0 {
+		return nil, fmt.Errorf("%w: got 0", ErrBadCapacity)
 	}
 	capacity, err := stagekit.CheckCapacity(o.cfg.Capacity)
 	if err != nil {

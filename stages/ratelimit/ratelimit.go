@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // RateLimit is a running rate limit stage: a troupe.Service and a
@@ -45,7 +46,7 @@ func Capacity(n int) Option { return func(c *config) { c.capacity = n } }
 func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = true, burst } }
 
 // New spawns a stage that lets at most r.Num requests per r.Per through to
-// inner, in host h (nil means the default system). By default the limit is
+// inner, in host h (nil is an error). By default the limit is
 // a fixed window, tower's semantics; see Smooth for the other
 // mode, and Remote for a limiter shared with other processes. A bad rate,
 // burst, capacity or remote limiter is an error matching
@@ -85,8 +86,8 @@ func newRemote[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Ra
 // build checks the configuration and makes its limiter.
 func build(r Rate, opts []Option) (limiter, config, error) {
 	cfg := config{}
-	for _, o := range opts {
-		o(&cfg)
+	if err := opt.Apply("ratelimit", &cfg, opts); err != nil {
+		return nil, cfg, err
 	}
 	if err := r.check(); err != nil {
 		return nil, cfg, err

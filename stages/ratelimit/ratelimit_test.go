@@ -43,7 +43,7 @@ func TestRL1_BadConfigurationIsAnErrorNotAPanic(t *testing.T) {
 				assert.ErrorIs(t, err, tc.want)
 				assert.ErrorIs(t, err, troupe.ErrBadConfig)
 			})
-			_, err := troupe.NewBuilder[int, int]().Layer(ratelimit.Layer[int, int](tc.r, tc.opts...)).Build(nil, f)
+			_, err := troupe.NewBuilder[int, int]().Layer(ratelimit.Layer[int, int](tc.r, tc.opts...)).Build(troupetest.NewSystem(t), f)
 			assert.ErrorIs(t, err, tc.want, "through a layer too")
 		})
 	}

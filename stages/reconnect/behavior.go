@@ -229,7 +229,10 @@ func (b *behavior[Req, Res]) stopped(last error, failed bool) {
 // connection: calling it is what panicked. A stop ends the connection actor.
 // The requests the stage held are answered already, so a panic of
 // OnStateChange here is only logged.
-func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
+func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
+	if s.Broken() {
+		return // the calls on the connection finish first; the stop ends it
+	}
 	if errors.Is(err, troupe.ErrRestarted) {
 		if b.svc != nil {
 			b.failures.Add(1)

@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // State is a Reconnect stage's lifecycle state.
@@ -104,6 +105,7 @@ type options struct {
 	timeout      time.Duration
 	healthyAfter time.Duration
 	onChange     func(from, to State)
+	onChangeSet  bool
 }
 
 // Capacity sets the stage's mailbox capacity (default 64).
@@ -131,23 +133,28 @@ func HealthyAfter(d time.Duration) Option { return func(o *options) { o.healthyA
 // request the change was made for (the request that started a connection,
 // or the first one waiting for it); the change itself stands. A panic at a
 // change no request waits for (Closed, Failed, a restart) is logged through
-// the system's logger.
-func OnStateChange(f func(from, to State)) Option { return func(o *options) { o.onChange = f } }
+// the system's logger. A nil f is New's error.
+func OnStateChange(f func(from, to State)) Option {
+	return func(o *options) { o.onChange, o.onChangeSet = f, true }
+}
 
 // Dialer adapts a dial function to a connector.
 func Dialer[Target, Req, Res any](dial func(ctx context.Context, target Target) (troupe.Service[Req, Res], error)) troupe.Service[Target, troupe.Service[Req, Res]] {
 	return actors.Func(dial, "dialer")
 }
 
-// New spawns a reconnect stage in host h (nil means the default system; a
+// New spawns a reconnect stage in host h (nil is an error; a
 // supervisor.Pipeline paces reconnections with backoff) that connects to
 // target with connector. A bad configuration (no connector, a Dialer of a
 // nil function, a connect timeout that is not positive, a negative
 // HealthyAfter) is an error matching troupe.ErrBadConfig.
 func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, troupe.Service[Req, Res]], target Target, opts ...Option) (*Reconnect[Req, Res], error) {
 	o := options{capacity: 64, timeout: 20 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("reconnect", &o, opts); err != nil {
+		return nil, err
+	}
+	if o.onChangeSet && o.onChange == nil {
+		return nil, opt.Nil("reconnect", "OnStateChange's function")
 	}
 	if connector == nil || o.timeout <= 0 || o.healthyAfter < 0 {
 		return nil, fmt.Errorf("reconnect: need a connector, a positive connect timeout and HealthyAfter >= 0: %w", troupe.ErrBadConfig)

@@ -22,6 +22,12 @@
 //   - A panic in the policy's code (its methods, Attempts' Retryable,
 //     Backoff and Copy) ends that session only, with a *troupe.PanicError
 //     naming the stage and the function; the stage goes on serving.
+//   - A panic below the stage (in the downstream, or a stage inside) is a
+//     bug, not a transient failure: Attempts (and troupehttp's and
+//     troupegrpc's policies, built on it) does not retry troupe.ErrPanic,
+//     and the caller gets it as it is, unless told to (RetryPanics, or
+//     Attempts.RetryPanics). Nor does it retry an error marked with
+//     troupe.Permanent.
 //   - Stages inside Retry see every attempt as a new reservation and call;
 //     stages outside see one request: a concurrency limit inside frees its
 //     permit during the wait, one outside holds it for the session; a

@@ -25,6 +25,8 @@ type attemptsPolicy interface {
 	// on a panic in Retryable or Backoff is Retry's outcome, and one in
 	// Copy is left in *fault for the session to take.
 	bind(fault *error)
+	// retryPanics sets RetryPanics (the stage's RetryPanics option).
+	retryPanics()
 	// check reports a bad configuration.
 	check() error
 }

@@ -69,6 +69,8 @@ func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any)
 // for Done may allocate, and the watch does).
 func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 	switch {
+	case b.st.Broken():
+		b.retrying(ss) // no attempt can go: the session ends now, with the readiness error
 	case w.Gate != nil:
 		ss.watch()
 		stop := make(chan struct{})

@@ -1,8 +1,11 @@
 package retry
 
 import (
+	"errors"
+	"math"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
@@ -64,6 +67,12 @@ type Delayer interface {
 // failure comes back that way). An accepted response with a nil error is
 // returned as is.
 //
+// Two errors are never retried, whatever Retryable says, and go to the
+// caller as they are: one marked with troupe.Permanent (matching
+// troupe.ErrPermanent), and a panic (troupe.ErrPanic: a panic in the
+// downstream or in a stage below is a bug, not a transient failure)
+// unless RetryPanics is set (or the stage's RetryPanics option).
+//
 // Inside a retry stage, a panic in Retryable, Backoff or Copy ends the
 // session with a *troupe.PanicError naming the stage and the function
 // ("retry: Attempts.Retryable", "retry: Attempts.Backoff",
@@ -84,13 +93,19 @@ type Attempts[Req, Res any] struct {
 	// Copy copies a request for a later attempt; nil copies the value.
 	// Return false for a request that cannot be sent twice.
 	Copy func(Req) (Req, bool)
+	// RetryPanics hands a panic's error (troupe.ErrPanic) to Retryable
+	// like any other; by default a panic is never retried.
+	RetryPanics bool
 
-	retries int    // this session's retries so far
+	retries int32  // this session's retries so far (beside RetryPanics: the policy stays 64 bytes)
 	fault   *error // set by the stage for each session (bind): its functions run under guard, and a panic in Copy is left here
 }
 
 // Retry implements Policy.
 func (a *Attempts[Req, Res]) Retry(_ *Req, res *Res, err *error) (Wait, bool) {
+	if e := *err; e != nil && (errors.Is(e, troupe.ErrPermanent) || !a.RetryPanics && errors.Is(e, troupe.ErrPanic)) {
+		return Wait{}, false // not curable by a retry: the caller gets it as it is
+	}
 	retryable, perr := a.retryable(*res, *err)
 	if perr != nil {
 		return stop(res, err, perr)
@@ -98,9 +113,9 @@ func (a *Attempts[Req, Res]) Retry(_ *Req, res *Res, err *error) (Wait, bool) {
 	if !retryable {
 		return Wait{}, false
 	}
-	if a.retries >= a.Max {
+	if int(a.retries) >= a.Max {
 		if *err != nil {
-			*err = &ExhaustedError{Attempts: a.retries + 1, Err: *err}
+			*err = &ExhaustedError{Attempts: int(a.retries) + 1, Err: *err}
 		}
 		return Wait{}, false
 	}
@@ -110,7 +125,9 @@ func (a *Attempts[Req, Res]) Retry(_ *Req, res *Res, err *error) (Wait, bool) {
 			return stop(res, err, perr)
 		}
 	}
-	a.retries++
+	if a.retries < math.MaxInt32 {
+		a.retries++ // a Max past it retries for good, which 2^31 retries are
+	}
 	return w, true
 }
 
@@ -144,9 +161,9 @@ func (a *Attempts[Req, Res]) retryable(res Res, err error) (bool, error) {
 
 func (a *Attempts[Req, Res]) delay() (time.Duration, error) {
 	if a.fault == nil {
-		return a.Backoff.Delay(a.retries), nil
+		return a.Backoff.Delay(int(a.retries)), nil
 	}
-	return stagekit.Guard1(retryNames.backoff, func() (time.Duration, error) { return a.Backoff.Delay(a.retries), nil })
+	return stagekit.Guard1(retryNames.backoff, func() (time.Duration, error) { return a.Backoff.Delay(int(a.retries)), nil })
 }
 
 // stop ends a session with the panic of one of Attempts' functions.
@@ -156,9 +173,11 @@ func stop[Res any](res *Res, err *error, perr error) (Wait, bool) {
 	return Wait{}, false
 }
 
-// bind and check make Attempts (and every type that embeds it) an
-// attemptsPolicy.
+// bind, retryPanics and check make Attempts (and every type that embeds
+// it) an attemptsPolicy.
 func (a *Attempts[Req, Res]) bind(fault *error) { a.fault = fault }
+
+func (a *Attempts[Req, Res]) retryPanics() { a.RetryPanics = true }
 
 func (a *Attempts[Req, Res]) check() error {
 	if a.Max < 0 {

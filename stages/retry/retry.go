@@ -7,6 +7,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/dheap"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
@@ -43,8 +44,10 @@ func (r *Retry[Req, Res]) Sessions() Sessions { return r.b.snapshot() }
 type Option func(*options)
 
 type options struct {
-	capacity int
-	budget   *budget.Budget
+	capacity  int
+	budget    *budget.Budget
+	budgetSet bool
+	panics    bool
 }
 
 // Capacity sets how many sessions may be in flight at once: the stage's
@@ -55,8 +58,16 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 // WithBudget makes every session deposit into b when it starts and withdraw
 // from it before each retry; a session whose budget is spent returns its
 // last outcome. Share one budget by pointer between stages if you
-// want one budget for several.
-func WithBudget(b *budget.Budget) Option { return func(o *options) { o.budget = b } }
+// want one budget for several. A nil b is New's error.
+func WithBudget(b *budget.Budget) Option {
+	return func(o *options) { o.budget, o.budgetSet = b, true }
+}
+
+// RetryPanics makes the stage's Attempts policy (or a policy embedding
+// it: troupehttp's, troupegrpc's) retry panics (troupe.ErrPanic) as its
+// Retryable says, as Attempts.RetryPanics does; by default a panic is
+// never retried. With a policy of another kind it is New's error.
+func RetryPanics() Option { return func(o *options) { o.panics = true } }
 
 // policyPtr is the pointer to a policy value T that implements Policy.
 type policyPtr[Req, Res, T any] interface {
@@ -64,14 +75,17 @@ type policyPtr[Req, Res, T any] interface {
 	Policy[Req, Res]
 }
 
-// New spawns a retry stage over inner in host h (nil means the default
-// system). Every session starts from its own copy of proto. A bad
-// configuration is an error matching troupe.ErrBadConfig: ErrBadCapacity,
-// or one for an Attempts policy with a negative Max.
+// New spawns a retry stage over inner in host h (nil is an error). Every
+// session starts from its own copy of proto. A bad configuration is an error
+// matching troupe.ErrBadConfig: ErrBadCapacity, or one for an Attempts
+// policy with a negative Max.
 func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.Service[Req, Res], proto T, opts ...Option) (*Retry[Req, Res], error) {
 	o := options{}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("retry", &o, opts); err != nil {
+		return nil, err
+	}
+	if o.budgetSet && o.budget == nil {
+		return nil, opt.Nil("retry", "WithBudget's budget")
 	}
 	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
@@ -82,6 +96,13 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	var err error
 	if b.bind, err = checkPolicy[Req, Res, T, P](&b.proto); err != nil {
 		return nil, err
+	}
+	if o.panics {
+		ap, ok := any(P(&b.proto)).(attemptsPolicy)
+		if !ok {
+			return nil, fmt.Errorf("retry: RetryPanics needs an Attempts policy (or one embedding it), not a %T: %w", b.proto, troupe.ErrBadConfig)
+		}
+		ap.retryPanics()
 	}
 	_, b.builtin = any(P(&b.proto)).(*Attempts[Req, Res])
 	b.attempts = stagekit.NewPool[Req, Res]()
@@ -195,7 +216,10 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
 
 // Fail ends every session in flight with err: the stage restarts or stops.
-func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) {
+// When the inner service broke, a session whose attempt is running goes on:
+// its outcome is final unless the policy retries, and a retry then meets
+// the broken service (retrying) and ends with its error.
+func (b *behavior[Req, Res, T, P]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.waits.Clear()
 	clear(b.needUnit)
@@ -205,6 +229,23 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 	} else {
 		b.waiting = false
 	}
+	var zero Res
+	if s.Broken() {
+		// Only the actor moves a session out of waiting or retrying: those
+		// listed stay valid until it finishes them.
+		var held []*session[Req, Res, T, P]
+		b.mu.Lock()
+		for ss := b.live.head; ss != nil; ss = ss.next {
+			if ss.state.Load() != running {
+				held = append(held, ss)
+			}
+		}
+		b.mu.Unlock()
+		for _, ss := range held {
+			ss.finish(zero, b.failErr(ss, err))
+		}
+		return
+	}
 	for {
 		b.mu.Lock()
 		ss := b.live.head
@@ -212,13 +253,17 @@ func (b *behavior[Req, Res, T, P]) Fail(_ *stagekit.Stage[Req, Res], err error) 
 		if ss == nil {
 			return
 		}
-		var zero Res
-		if br := b.breaking; br != nil && ss == br.ss {
-			ss.finish(zero, br.err)
-		} else {
-			ss.finish(zero, err)
-		}
+		ss.finish(zero, b.failErr(ss, err))
 	}
+}
+
+// failErr is the outcome Fail gives ss: the readiness error itself for the
+// session that met it (see broken), err for the others.
+func (b *behavior[Req, Res, T, P]) failErr(ss *session[Req, Res, T, P], err error) error {
+	if br := b.breaking; br != nil && ss == br.ss {
+		return br.err
+	}
+	return err
 }
 
 // Dropped handles the stage's own messages once it has stopped: Fail ended

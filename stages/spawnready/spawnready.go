@@ -6,6 +6,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
@@ -27,12 +28,12 @@ type Option func(*stagekit.Config)
 // request waits for the background readiness wait, the others for a slot.
 func Capacity(n int) Option { return func(c *stagekit.Config) { c.Capacity = n } }
 
-// New spawns a stage over inner, in host h (nil means the default system),
+// New spawns a stage over inner, in host h (nil is an error),
 // whose waits for inner's readiness each run on a goroutine of their own.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*SpawnReady[Req, Res], error) {
 	cfg := stagekit.Config{Name: "spawnready", Capacity: 1}
-	for _, o := range opts {
-		o(&cfg)
+	if err := opt.Apply("spawnready", &cfg, opts); err != nil {
+		return nil, err
 	}
 	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)

@@ -11,6 +11,8 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
+	"github.com/troupe-go/troupe/internal/opt"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // Timeout is a running timeout stage: a troupe.Service and a troupe.Closer.
@@ -36,16 +38,16 @@ type options struct {
 // included.
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
-// New spawns a timeout stage of duration d over inner, in host h (nil means
-// the default system). A d of zero or less, or a bad capacity, is an error
-// matching troupe.ErrBadConfig.
+// New spawns a timeout stage of duration d over inner, in host h (nil is an
+// error). A d of zero or less, or a bad capacity, is an error matching
+// troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Duration, opts ...Option) (*Timeout[Req, Res], error) {
 	if d <= 0 {
 		return nil, errBadDuration
 	}
 	o := options{cfg: stagekit.Config{Name: "timeout"}}
-	for _, opt := range opts {
-		opt(&o)
+	if err := opt.Apply("timeout", &o, opts); err != nil {
+		return nil, err
 	}
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
@@ -125,7 +127,9 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 	e.SetCtx(ctx, true) // the stage cancels it when closed with the call running
 	e.ForcesOutcome()   // the deadline answers it while its work may still run
 	e.Ref()             // the list's reference
-	off := b.clock.Elapsed() + b.d
+	// Saturating: a timeout up to math.MaxInt64 is a deadline that far
+	// off, never one in the past.
+	off := sat.Add(b.clock.Elapsed(), b.d)
 	deadline := b.clock.At(off)
 	b.mu.Lock()
 	if t := b.calls.Back(); t != nil && deadline.Before(t.Deadline) {
@@ -230,9 +234,11 @@ func (b *behavior[Req, Res]) Idle() bool {
 }
 
 // Fail answers every call in flight with err when the stage stops; on a
-// restart the calls keep their deadlines.
-func (b *behavior[Req, Res]) Fail(_ *stagekit.Stage[Req, Res], err error) {
-	if errors.Is(err, troupe.ErrRestarted) {
+// restart, and when the inner service broke (the calls in flight finish
+// with their own outcomes, and the stage stops once they have), the calls
+// keep their deadlines.
+func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
+	if s.Broken() || errors.Is(err, troupe.ErrRestarted) {
 		return
 	}
 	b.alarm.Stop()

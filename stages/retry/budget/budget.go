@@ -18,11 +18,11 @@ package budget
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/sat"
 )
 
 // ErrBadConfig is matched by the error of New with a bad argument.
@@ -67,8 +67,8 @@ func New(ttl time.Duration, minPerSec int, ratio float64) (*Budget, error) {
 	b := &Budget{slotLen: ttl / slots, start: time.Now(), deposit: p, withdraw: q}
 	b.next = b.start.Add(b.slotLen)
 	m := int64(minPerSec)
-	floor := satAdd(satMul(m, int64(ttl/time.Second)), satMul(m, int64(ttl%time.Second))/int64(time.Second))
-	b.reserve = satMul(floor, q)
+	floor := sat.Add(sat.Mul(m, int64(ttl/time.Second)), sat.Mul(m, int64(ttl%time.Second))/int64(time.Second))
+	b.reserve = sat.Mul(floor, q)
 	return b, nil
 }
 
@@ -94,7 +94,7 @@ func (b *Budget) DepositAt(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	b.slot[b.cur] = satAdd(b.slot[b.cur], b.deposit)
+	b.slot[b.cur] = sat.Add(b.slot[b.cur], b.deposit)
 }
 
 // WithdrawAt is Withdraw at time now.
@@ -122,7 +122,7 @@ func (b *Budget) RemainingAt(now time.Time) int64 {
 func (b *Budget) balance() int64 {
 	sum := b.reserve
 	for _, v := range b.slot {
-		sum = satAdd(sum, v)
+		sum = sat.Add(sum, v)
 	}
 	return sum
 }
@@ -149,24 +149,4 @@ func (b *Budget) advance(now time.Time) {
 	}
 	b.start = b.start.Add(time.Duration(n) * b.slotLen)
 	b.next = b.start.Add(b.slotLen)
-}
-
-// satAdd is x+y, saturated to the int64 range.
-func satAdd(x, y int64) int64 {
-	s := x + y
-	switch {
-	case x > 0 && y > 0 && s < 0:
-		return math.MaxInt64
-	case x < 0 && y < 0 && s >= 0:
-		return math.MinInt64
-	}
-	return s
-}
-
-// satMul is x*y for x, y >= 0, saturated at math.MaxInt64.
-func satMul(x, y int64) int64 {
-	if x != 0 && y > math.MaxInt64/x {
-		return math.MaxInt64
-	}
-	return x * y
 }

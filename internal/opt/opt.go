@@ -1,0 +1,30 @@
+// Package opt applies functional options the one way every troupe
+// constructor does: in order, a nil option being a configuration error
+// that matches troupe.ErrBadConfig (never a panic, never skipped), and a
+// nil function given to an option the same.
+package opt
+
+import (
+	"fmt"
+
+	"github.com/troupe-go/troupe"
+)
+
+// Apply applies opts to c in order. A nil option is an error naming where
+// (the constructor) and its place, matching troupe.ErrBadConfig; the
+// options after it are not applied.
+func Apply[C any, O ~func(*C)](where string, c *C, opts []O) error {
+	for i, o := range opts {
+		if o == nil {
+			return Nil(where, fmt.Sprintf("option %d of %d", i+1, len(opts)))
+		}
+		o(c)
+	}
+	return nil
+}
+
+// Nil returns the error for what, given nil to where (a nil option, a nil
+// function): it matches troupe.ErrBadConfig.
+func Nil(where, what string) error {
+	return fmt.Errorf("%s: %s is nil: %w", where, what, troupe.ErrBadConfig)
+}
