@@ -164,8 +164,8 @@ func rootPool[Req, Res any]() *sync.Pool {
 // caller and for the path, and the delivery frame.
 func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *Envelope[Req, Res] {
 	pool := s.roots
-	s.ent().waiting.Add(1)
 	e := pool.Get().(*Envelope[Req, Res])
+	s.ent().waitingShard(e.call).Add(1)
 	e.call.entry = s
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req

@@ -57,9 +57,9 @@ func (s *Stage[Req, Res]) Close(ctx context.Context) error {
 // answered counts off a caller that entered by the stage and now has its
 // outcome (or gave up); a draining stage looks again whether it can stop.
 // Safe from any goroutine; s may be nil (a call that entered no stage).
-func (s *Stage[Req, Res]) answered() {
-	if s != nil && s.ent().waiting.Add(-1) == 0 {
-		s.Recheck()
+func (s *Stage[Req, Res]) answered(c *callState[Req, Res]) {
+	if s != nil && s.ent().waitingShard(c).Add(-1) == 0 {
+		s.Recheck() // its shard is empty: maybe every shard is
 	}
 }
 

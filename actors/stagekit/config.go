@@ -24,6 +24,12 @@ type Config struct {
 	// capacity then bounds the requests in flight below it (a concurrency
 	// limit).
 	HoldUntilOutcome bool
+	// CallerPath says that the behaviour forwards every request as it is
+	// (its Request is Passthrough's, and it keeps nothing), so that while
+	// the stage is in its ordinary state (nothing parked, queued, paused or
+	// closing) a request crosses it on its caller's goroutine, its slot and
+	// its frame taken as the actor would, without entering the actor.
+	CallerPath bool
 	// Inline is how many messages a sender that finds the stage idle may
 	// process on its own goroutine (mailbox.Inline; default 32); -1 turns it
 	// off, so that every message wakes the stage's own goroutine.

@@ -274,3 +274,53 @@ func (s *Stage[Req, Res]) Escalate(err error) {
 // Parked reports whether a request waits in the stage for the inner
 // service's readiness. Actor goroutine only.
 func (s *Stage[Req, Res]) Parked() bool { return s.parked != nil }
+
+// updatePath says whether requests may cross the stage on their callers'
+// goroutines (onCaller), once the actor has handled a message (actor):
+// only in its ordinary state, with nothing parked, waiting behind a parked
+// request, paused or closing, so that no request overtakes one the actor
+// holds or queues.
+func (s *Stage[Req, Res]) updatePath() {
+	if !s.callerPath {
+		return
+	}
+	ok := s.parked == nil && len(s.backlog) == 0 && !s.paused && s.closing == open
+	if s.onCaller.Load() != ok {
+		s.onCaller.Store(ok)
+	}
+}
+
+// forwardOnCaller hands e on to the inner service on the sender's
+// goroutine, as the actor's Forward would with the inner service ready,
+// without entering the actor, and reports true; or reports false, having
+// changed nothing, when e must take the actor's path: the stage is not in
+// its ordinary state (onCaller), requests are queued for the actor (they
+// go first), e's caller gave up (the actor answers it), or the inner
+// service is not ready (the actor parks e and waits for it).
+//
+// NOTE: it reads only what the actor publishes atomically (onCaller, the
+// mailbox's counts), and changes only the slot counts and e, which the
+// sender holds: the actor's own state is never touched off the actor.
+func (s *Stage[Req, Res]) forwardOnCaller(e *Envelope[Req, Res]) bool {
+	if !s.onCaller.Load() || s.mb.UserMessageCount() != 0 || e.Ctx.Err() != nil {
+		return false
+	}
+	if ok, err := s.inner.TryReserve(); !ok || err != nil {
+		return false
+	}
+	if s.hold {
+		if _, err := e.Push(s); err != nil {
+			s.inner.Unreserve()
+			return false
+		}
+	} else {
+		s.mb.Free()
+	}
+	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
+		in.sendFrom(nil, e)
+		return true
+	}
+	e.letGo()
+	s.inner.Send(e)
+	return true
+}

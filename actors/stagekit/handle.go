@@ -61,9 +61,10 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 		granted, err := s.mb.ReserveAsync(e.call.slot)
 		switch {
 		case err != nil:
+			c := e.call
 			e.Unref() // the path never started
 			e.Unref()
-			s.answered()
+			s.answered(c)
 			return zero, s.Rejected(err)
 		case granted:
 			in.Send(e)
@@ -164,6 +165,9 @@ func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, 
 			e.Answer(zero, err)
 			return
 		}
+	}
+	if s.callerPath && s.forwardOnCaller(e) {
+		return
 	}
 	e.holder.Store(s.mb)
 	if err := s.mb.PostFrom(from, e); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -89,7 +90,17 @@ type Stage[Req, Res any] struct {
 	beh   Behavior[Req, Res]
 	send  SendHook[Req, Res] // beh's, if it has one
 	hold  bool
-	obs   *Reporter // the observer's; nil: none. Set by Spawn, then read-only
+	// callerPath: the stage's behaviour forwards every request as it is
+	// (Config.CallerPath) and its inner service is a stage or a function,
+	// whose readiness can be asked from any goroutine. Set by Spawn, then
+	// read-only.
+	callerPath bool
+	// onCaller: a request may cross the stage on its caller's goroutine,
+	// without the actor (see forwardOnCaller): the actor's word, set by it
+	// whenever its state changes, read by senders. With hold and callerPath
+	// in one word.
+	onCaller atomic.Bool
+	obs      *Reporter // the observer's; nil: none. Set by Spawn, then read-only
 
 	permits troupe.PermitSource[Req, Res]
 	roots   *sync.Pool // root envelopes for calls made through permits
@@ -134,7 +145,10 @@ type entries[Req, Res any] struct {
 	// closing stage stops only once there are none, or once Close's context
 	// ends (then their work is abandoned: closed is cancelled with the
 	// close error, see workCtx).
-	waiting atomic.Int64
+	// Counted in shards, each on a line of its own, a caller's by its call
+	// state: callers on different cores add and subtract on different
+	// lines (see waitingShard).
+	waiting *[waitShards]waitShard      // made with the line, never changed
 	closed  atomic.Pointer[closeSignal] // cancelled when the stage abandons its callers' work; made by the first call (closeSignalOf)
 
 	failure   error                 // actor; the last panic
@@ -149,7 +163,7 @@ func (s *Stage[Req, Res]) ent() *entries[Req, Res] {
 	if e := s.entries.Load(); e != nil {
 		return e
 	}
-	e := new(entries[Req, Res])
+	e := &entries[Req, Res]{waiting: new([waitShards]waitShard)}
 	if !s.entries.CompareAndSwap(nil, e) {
 		return s.entries.Load()
 	}
@@ -159,10 +173,31 @@ func (s *Stage[Req, Res]) ent() *entries[Req, Res] {
 // waitingCallers is entries.waiting, without making the line: none when
 // it was never made.
 func (s *Stage[Req, Res]) waitingCallers() int64 {
+	var n int64
 	if e := s.entries.Load(); e != nil {
-		return e.waiting.Load()
+		for i := range e.waiting {
+			n += e.waiting[i].n.Load()
+		}
 	}
-	return 0
+	return n
+}
+
+// waitShards is how many shards a stage counts its waiting callers in.
+const waitShards = 8
+
+// waitShard is one shard of a stage's waiting callers, a cache line.
+type waitShard struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// waitingShard returns the shard that counts the caller of call state c: a
+// hash of its address, so that callers (whose pooled call states stay on
+// their processors) spread over the shards, and a caller's add and its
+// subtract meet in one shard.
+func (e *entries[Req, Res]) waitingShard(c *callState[Req, Res]) *atomic.Int64 {
+	h := (uint64(uintptr(unsafe.Pointer(c))) >> 4) * 0x9E3779B97F4A7C15
+	return &e.waiting[h>>61].n
 }
 
 // failureOf is entries.failure, without making the line.
@@ -228,6 +263,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		inner:      AsInner(inner),
 		beh:        beh,
 		hold:       cfg.HoldUntilOutcome,
+		callerPath: cfg.CallerPath,
 		roots:      rootPool[Req, Res](),
 		parkedDone: &parkedCtxDone{},
 		done:       make(chan struct{}),
@@ -244,6 +280,13 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		return nil, fmt.Errorf("actors: Spawn %s: %w: %w", cfg.Name, ErrBadConfig, err)
 	}
 	s.mb = mb
+	switch s.inner.(type) {
+	case *stageInner[Req, Res], *funcInner[Req, Res]:
+	default:
+		s.callerPath = false // a service whose readiness may block or panic: only the actor asks it
+	}
+	s.callerPath = s.callerPath && s.obs == nil
+	s.onCaller.Store(s.callerPath)
 	s.send, _ = beh.(SendHook[Req, Res])
 	s.waiter, s.grant = s.newWaiter(s.inner)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
@@ -310,6 +353,7 @@ func (a *stageActor[Req, Res]) Receive(c actor.Context) {
 	if s.closing != open {
 		s.maybeStop()
 	}
+	s.updatePath()
 }
 
 // direct is the mailbox's direct handler (mailbox.Direct): the stage's own
@@ -324,5 +368,6 @@ func (s *Stage[Req, Res]) direct(msg any) bool {
 	if s.closing != open {
 		s.maybeStop()
 	}
+	s.updatePath()
 	return true
 }

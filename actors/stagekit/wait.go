@@ -56,7 +56,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			c.sleeping = false
 			c.mu.Unlock()
 			if r.frames[0].done.CompareAndSwap(false, true) {
-				c.entry.answered()
+				c.entry.answered(c)
 				return r.abandon(ctx.Err())
 			}
 			done = nil // the outcome is being delivered right now: wait for it
@@ -79,7 +79,7 @@ func (r *Envelope[Req, Res]) delivered() (Res, error) {
 	// Counted off only now, not when the outcome was delivered: a caller
 	// still running leaf work whose outcome came first (a stage answered
 	// it as it closed) is one a Close abandons.
-	c.entry.answered()
+	c.entry.answered(c)
 	return c.res, c.err
 }
 

@@ -51,6 +51,11 @@ type mbox struct {
 	onSend  func(m *msg) bool // at send, before queueing; false: refused (answered, slot freed)
 	take    func(m *msg)
 	busy    bool
+	// callerPath: the stage forwards every request as it is, and a request
+	// sent while the stage is in its ordinary state (nothing parked,
+	// queued or paused) crosses it on its sender's goroutine, at once,
+	// without the stage's turn (troupe's Config.CallerPath: the limit).
+	callerPath bool
 	// The stages it handed requests on to while it had more work waiting:
 	// they run once it has finished the message it is on, with the stage
 	// free meanwhile (troupe's mailbox.PostFrom, which spreads a loaded
@@ -119,19 +124,31 @@ func (b *mbox) setAdmission(open bool) {
 }
 
 func (b *mbox) send(r *mreq, k kont) {
-	if b.enqueue(r, k) {
-		b.process()
-	}
-}
-
-// enqueue is send without running the stage: false when its send hook
-// refused the request.
-func (b *mbox) enqueue(r *mreq, k kont) bool {
 	m := &msg{r: r, k: k}
 	if b.onSend != nil && !b.onSend(m) {
-		return false
+		return
+	}
+	if b.onCaller(m) {
+		return
 	}
 	b.user = append(b.user, m)
+	b.process()
+}
+
+// onCaller hands a request on on its sender's goroutine when the stage
+// allows it and its inner service is ready, and reports whether it did.
+func (b *mbox) onCaller(m *msg) bool {
+	if !b.callerPath || b.parked != nil || len(b.backlog) > 0 || b.pause || len(b.user) > 0 || m.r.ctx.Err() != "" {
+		return false
+	}
+	if !b.inner.tryReserve() {
+		return false
+	}
+	b.holdOutcome(m)
+	if !b.hold {
+		b.free()
+	}
+	b.inner.send(m.r, m.k)
 	return true
 }
 
@@ -144,10 +161,16 @@ func (b *mbox) sendInner(r *mreq, k kont) {
 		b.inner.send(r, k)
 		return
 	}
-	if in.enqueue(r, k) {
-		if n := len(b.deferred); n == 0 || b.deferred[n-1] != in {
-			b.deferred = append(b.deferred, in)
-		}
+	m := &msg{r: r, k: k}
+	if in.onSend != nil && !in.onSend(m) {
+		return
+	}
+	if in.onCaller(m) {
+		return // the inner stage's caller path takes no turn of its own
+	}
+	in.user = append(in.user, m)
+	if n := len(b.deferred); n == 0 || b.deferred[n-1] != in {
+		b.deferred = append(b.deferred, in)
 	}
 }
 
@@ -198,18 +221,25 @@ func (b *mbox) process() {
 	}
 }
 
-func (b *mbox) onRequest(m *msg) {
-	if b.hold {
-		k, c := m.k, m.r.c
-		m.k = func(o outcome) {
-			if b.noKeep {
-				b.free()
-			} else {
-				c.keep(b.free)
-			}
-			k(o)
-		}
+// holdOutcome has a hold stage's slot freed at m's outcome (or once the
+// caller's work ends, see keep).
+func (b *mbox) holdOutcome(m *msg) {
+	if !b.hold {
+		return
 	}
+	k, c := m.k, m.r.c
+	m.k = func(o outcome) {
+		if b.noKeep {
+			b.free()
+		} else {
+			c.keep(b.free)
+		}
+		k(o)
+	}
+}
+
+func (b *mbox) onRequest(m *msg) {
+	b.holdOutcome(m)
 	if e := m.r.ctx.Err(); e != "" {
 		b.answer(m, fail(e))
 		return

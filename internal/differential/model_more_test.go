@@ -348,6 +348,7 @@ func checkTime(d time.Duration, id, k int) time.Duration {
 // that its deadline answers the caller at once.
 func (w *world) abandon(d time.Duration, inner mstage) mstage {
 	t := w.timeout(d, inner).(*mbox)
+	t.callerPath = false // its work is detached: its actor forwards every request
 	send := t.onSend
 	t.onSend = func(m *msg) bool {
 		m.r = m.r.with(m.r.ctx)

@@ -12,7 +12,7 @@ func (w *world) stage(cap int, inner mstage) *mbox {
 // runs leaf work after an outcome passed it).
 func (w *world) limit(n int, inner mstage) mstage {
 	b := w.stage(n, inner)
-	b.hold = true
+	b.hold, b.callerPath = true, true
 	b.take = b.forward
 	return b
 }
@@ -40,6 +40,7 @@ func (w *world) buffer(n int, inner mstage) mstage {
 func (w *world) timeout(d time.Duration, inner mstage) mstage {
 	b := w.stage(unbounded, inner)
 	b.take = b.forward
+	b.callerPath = true
 	b.onSend = func(m *msg) bool {
 		ctx := newCtx(m.r.ctx)
 		deadline := w.now + d

@@ -87,7 +87,9 @@ func (w *world) build(l layer, inner mstage) mstage {
 		if !enableAdaptiveKeep {
 			return w.limitNoKeep(l.n, inner)
 		}
-		return w.limit(l.n, inner)
+		b := w.limit(l.n, inner).(*mbox)
+		b.callerPath = false // its actor hands on every request
+		return b
 	}
 	panic("unknown kind " + l.kind)
 }

@@ -25,7 +25,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*L
 	if n < 1 || n > actors.MaxCapacity {
 		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadLimit, n, actors.MaxCapacity)
 	}
-	cfg := stagekit.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true}
+	cfg := stagekit.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true, CallerPath: true}
 	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)

@@ -51,6 +51,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	}
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
+	o.cfg.CallerPath = !o.abandon // it forwards every request as it is: crossed on the caller's goroutine in its ordinary state
 	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: stagekit.NewClock()}
 	if o.abandon {
 		b.abandoned = new(atomic.Int64)
