@@ -56,12 +56,19 @@ type callState[Req, Res any] struct {
 	// What to run once the leaf work the caller runs now returns (see
 	// WhenLeafReturns); guarded by mu.
 	onFree func()
+	// inLeaf: the caller runs leaf work now (set with leafCtx, under mu;
+	// cleared as the work returns, without it). freeSet: onFree may be set.
+	// A Dekker pair (see WhenLeafReturns), so that a returning leaf takes
+	// mu only when someone asked to hear of it.
+	inLeaf, freeSet atomic.Bool
 }
 
 func (c *callState[Req, Res]) reset() {
 	var zero Res
 	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
 	c.target, c.entry, c.held, c.onFree = nil, nil, nil, nil
+	c.inLeaf.Store(false)
+	c.freeSet.Store(false)
 	if c.heldN.Load() != 0 {
 		c.heldN.Store(0)
 	}
@@ -118,7 +125,10 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res
 	if c.abandoned == nil {
 		c.abandoned = ErrCallerGone // work handed to it from now on is answered at once
 	}
-	wc := c.leafCtx
+	var wc WorkStopper
+	if c.inLeaf.Load() {
+		wc = c.leafCtx // the work still runs: this outcome is another's (it returned: its own)
+	}
 	// Last: once it sees gone, wait reads and writes the fields above
 	// without mu (see delivered).
 	atomic.StoreUint32(&c.gone, 1)
@@ -137,11 +147,14 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res
 // once the outcome has gone on (so that a stage told the caller is free
 // sees the slots that work held freed already).
 func (c *callState[Req, Res]) leafReturned(wc *workCtx) (free func()) {
-	c.mu.Lock()
-	c.leafCtx = nil
-	free = c.onFree
-	c.onFree = nil
-	c.mu.Unlock()
+	c.inLeaf.Store(false)
+	if c.freeSet.Load() {
+		c.mu.Lock()
+		free = c.onFree
+		c.onFree = nil
+		c.freeSet.Store(false)
+		c.mu.Unlock()
+	}
 	if wc != nil {
 		wc.Settle()
 	}
@@ -246,7 +259,14 @@ func (e *Envelope[Req, Res]) WhenLeafReturns(f func()) bool {
 	c := e.root.call
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.leafCtx == nil {
+	// freeSet first, then inLeaf; leafReturned stores inLeaf, then loads
+	// freeSet: one of the two sees the other's store, so a registration
+	// made while the work runs is always taken by its return.
+	c.freeSet.Store(true)
+	if !c.inLeaf.Load() {
+		if c.onFree == nil {
+			c.freeSet.Store(false)
+		}
 		return false
 	}
 	if prev := c.onFree; prev != nil {

@@ -30,20 +30,22 @@ import (
 type CtxCore struct {
 	context.Context // the parent; set by Init, never changed
 
-	err    atomic.Pointer[error]    // the stage's cancellation; set once
+	// err is the stage's cancellation, or one of the marks settled and
+	// abandoned: set once, so that the context is 40 bytes. A context is
+	// settled when its call's outcome is delivered, abandoned when its
+	// close signal was seen to end it (by Err, or by its watch) before
+	// that: whichever comes first stands, and Err never changes once it
+	// reported an error.
+	err    atomic.Pointer[error]
 	watch  atomic.Pointer[ctxWatch] // made by the first Done or AfterFunc
 	closed *closeSignal             // also ends it until settled (the entry stage's abandon signal); set by init
-	state  atomic.Uint32            // ctxLive, then ctxSettled or ctxAbandoned, once
 }
 
-// CtxCore states. A context is settled when its call's outcome is
-// delivered, abandoned when its close signal was seen to end it (by Err,
-// or by its watch) before that: whichever comes first stands, so that Err
-// never changes once it reported an error.
-const (
-	ctxLive uint32 = iota
-	ctxSettled
-	ctxAbandoned
+// The marks a CtxCore's err takes that are not errors of its own; only
+// their addresses count.
+var (
+	settledMark   error = errors.New("settled")
+	abandonedMark error = errors.New("abandoned")
 )
 
 // ctxWatch is the part of a CtxCore made when the work asks for Done. The
@@ -73,7 +75,7 @@ func (c *CtxCore) init(parent context.Context, closed *closeSignal) {
 
 // Err reports the stage's cancellation, or else the parent's.
 func (c *CtxCore) Err() error {
-	if p := c.err.Load(); p != nil {
+	if p := c.err.Load(); p != nil && p != &settledMark && p != &abandonedMark {
 		return *p
 	}
 	if err := c.Context.Err(); err != nil {
@@ -91,7 +93,7 @@ func (c *CtxCore) abandoned() bool {
 	if c.closed == nil || c.closed.ctx.Err() == nil {
 		return false
 	}
-	return c.state.CompareAndSwap(ctxLive, ctxAbandoned) || c.state.Load() == ctxAbandoned
+	return c.err.CompareAndSwap(nil, &abandonedMark) || c.err.Load() == &abandonedMark
 }
 
 // Done returns a channel closed when the context ends.
@@ -118,7 +120,7 @@ func (c *CtxCore) Done() <-chan struct{} {
 	// this, or this sees it settled. A signal that fires all the same
 	// after the context settled finds it so (abandoned) and does nothing.
 	// The link holds the context only until its call ends.
-	if c.closed != nil && c.state.Load() == ctxLive {
+	if c.closed != nil && c.err.Load() == nil {
 		w.links[1] = context.AfterFunc(c.closed.ctx, func() {
 			if c.abandoned() {
 				w.fire()
@@ -149,7 +151,7 @@ func (c *CtxCore) AfterFunc(f func()) (stop func() bool) {
 // error costs no allocation), unless it ended already or its call's outcome
 // was delivered (Settle); it reports whether it did.
 func (c *CtxCore) CancelWith(p *error) bool {
-	if c.state.Load() == ctxSettled || !c.err.CompareAndSwap(nil, p) {
+	if !c.err.CompareAndSwap(nil, p) {
 		return false
 	}
 	if w := c.watch.Load(); w != nil {
@@ -176,7 +178,7 @@ func (c *CtxCore) StopWork(outcome error) {
 // parent ends the context from now on. A context the stage cancelled
 // already stays cancelled.
 func (c *CtxCore) Settle() {
-	if !c.state.CompareAndSwap(ctxLive, ctxSettled) || c.closed == nil {
+	if !c.err.CompareAndSwap(nil, &settledMark) || c.closed == nil {
 		return
 	}
 	if w := c.watch.Load(); w != nil {
@@ -191,7 +193,7 @@ func (c *CtxCore) Settle() {
 }
 
 // Settled reports whether Settle was called.
-func (c *CtxCore) Settled() bool { return c.state.Load() == ctxSettled }
+func (c *CtxCore) Settled() bool { return c.err.Load() == &settledMark }
 
 // fire closes done and runs the registrations, once, and unlinks.
 func (w *ctxWatch) fire() {

@@ -29,6 +29,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 				wc = w.workCtx(&c.ctxs)
 				c.leafCtx = wc
 			}
+			c.inLeaf.Store(true)
 			c.mu.Unlock()
 			w.runLeaf(wc)
 			if atomic.LoadUint32(&c.gone) != 0 {

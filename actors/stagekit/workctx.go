@@ -14,7 +14,7 @@ import (
 // call's outcome is delivered from elsewhere while the work runs
 // (StopWork). Once the work returns its outcome, it is settled: only the
 // caller's context ends it (see CtxCore).
-// It is 48 bytes and costs no goroutine; the channel and the links to the
+// It is 40 bytes and costs no goroutine; the channel and the links to the
 // cancellations are made only if the work asks for Done.
 type workCtx struct {
 	CtxCore

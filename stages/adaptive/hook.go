@@ -33,7 +33,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	if h := stagekit.HoldFor(f.Context(), res, err); perr == nil && h != nil && h.Keep(func() { b.released(ep, rtt, k) }) {
 		return res, err, false
 	}
-	if perr == nil && e.KeepWhileWorkRuns(func() { b.released(ep, rtt, k) }) {
+	if perr == nil && e.WorkRuns() && e.KeepWhileWorkRuns(func() { b.released(ep, rtt, k) }) {
 		return res, err, false // the work still runs below (an outcome forced past it): it counts until it ends
 	}
 	if terr := b.settle(ep, now, rtt, k); terr != nil && perr == nil {

@@ -33,8 +33,8 @@ func newAttemptCtx(parent context.Context) *attemptCtx {
 // lost cancels the context of an attempt that lost.
 func (c *attemptCtx) lost() { c.CancelWith(&causeLost) }
 
-// ctxSlab hands out attempt contexts 85 at a time: one allocation of 4 KiB
-// (48 bytes a context on 64-bit platforms) for 85 attempts, none for the
+// ctxSlab hands out attempt contexts 102 at a time: one allocation of 4 KiB
+// (40 bytes a context on 64-bit platforms) for 102 attempts, none for the
 // others. A context handed out is never reused, since work may keep its
 // context after its attempt (as the runtime's work contexts are never
 // reused); a slab is freed once none of its contexts is reachable any
@@ -42,7 +42,7 @@ func (c *attemptCtx) lost() { c.CancelWith(&causeLost) }
 //
 // Not safe for concurrent use: the stage's actor owns its slab.
 type ctxSlab struct {
-	ctxs [85]attemptCtx
+	ctxs [102]attemptCtx
 	next int
 }
 
