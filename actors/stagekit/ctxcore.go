@@ -25,7 +25,10 @@ import (
 // collector (runtime.AddCleanup) even when its parent lives on.
 //
 // Embed it in the context type, and set its parent with Init before the
-// context is handed on. Its methods are safe for concurrent use, as a
+// context is handed on. The context type must not point at its stage
+// (keep what it needs, a clock say, out of line): the cleanup that undoes
+// the link holds the parent, and a context its parent's stage can reach
+// would then never be freed, nor the system holding both. Its methods are safe for concurrent use, as a
 // context's must be.
 type CtxCore struct {
 	context.Context // the parent; set by Init, never changed

@@ -20,7 +20,21 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			c.mu.Unlock()
 			return r.delivered()
 		}
-		w := c.popWork()
+		if c.work != nil && ended(done) {
+			// Its context ended: it starts no more work (stubborn work
+			// would keep it), it gives up, and what is queued is answered.
+			c.mu.Unlock()
+			if r.frames[0].done.CompareAndSwap(false, true) {
+				c.entry.answered(c)
+				return r.abandon(ctx.Err())
+			}
+			done = nil // the outcome is being delivered right now: wait for it
+			c.mu.Lock()
+		}
+		var w *Envelope[Req, Res]
+		if done != nil || ctx.Done() == nil {
+			w = c.popWork()
+		}
 		if w != nil {
 			var wc *workCtx // nil: the work runs with its own context
 			if ws := w.workStopper(); ws != nil {
@@ -62,6 +76,20 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			}
 			done = nil // the outcome is being delivered right now: wait for it
 		}
+	}
+}
+
+// ended reports whether done (a context's Done, nil: none) is closed,
+// without waiting.
+func ended(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
 

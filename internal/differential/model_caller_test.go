@@ -15,6 +15,11 @@ type world struct {
 	callers  []*mcaller
 	by       *mcaller // the caller whose own goroutine runs the current event; nil for another goroutine
 	racy     bool     // the script raced two goroutines at one instant (see deliver)
+	// The last caller that began work, when, and whether a call into a
+	// service was among what it began then (see pickedUp).
+	pickAt     time.Duration
+	pickBy     *mcaller
+	pickNested bool
 }
 
 // call is one downstream call: whose, which (0 first), and when it started.
@@ -40,13 +45,16 @@ type mcaller struct {
 	held     []func() // slots kept until running is 0
 	onFree   []func() // what to run when the work it runs returns
 	inLine   func()   // while its request waits in the entry stage's line: leave it
+	parent   *mcaller // a call made on another caller's goroutine (nested), or nil
+	onRet    func()   // a nested call's: what its return does
 }
 
 type leafWork struct {
-	r  *mreq
-	k  kont
-	fn func() outcome // not the downstream: a function of troupe's user (a fallback), instant
-	at time.Duration  // when it was handed to the caller
+	r    *mreq
+	k    kont
+	fn   func() outcome // not the downstream: a function of troupe's user (a fallback), instant
+	call mstage         // not the downstream: a call of its own into this service, with a unit reserved (a SpawnReady's)
+	at   time.Duration  // when it was handed to the caller
 }
 
 type running struct {
@@ -119,6 +127,14 @@ func (c *mcaller) giveUp() {
 	if c.answered || c.busy != nil {
 		return
 	}
+	for _, lw := range c.work {
+		if lw.at == c.w.now {
+			// Work handed to it in the instant its context ended: whether
+			// it begins the work before it sees the end is the
+			// scheduler's choice (its goroutine wakes for both).
+			c.w.racy = true
+		}
+	}
 	c.answered = true
 	c.out = fail(c.ctx.Err())
 	c.gone = c.ctx.Err()
@@ -135,18 +151,32 @@ func (c *mcaller) ret() {
 	work := c.work
 	c.work = nil
 	for _, lw := range work {
+		if lw.call != nil {
+			lw.call.unreserve()
+		}
 		lw.k(fail(c.gone))
+	}
+	if c.onRet != nil {
+		c.onRet()
 	}
 }
 
 // handTo gives leaf work to the caller (the leaf's Send).
-func (c *mcaller) handTo(r *mreq, k kont) {
+func (c *mcaller) handTo(r *mreq, k kont) { c.hand(&leafWork{r: r, k: k}) }
+
+// hand gives lw to the caller: it runs it on its goroutine, in turn; a
+// request whose work runs on a goroutine of its own (a hedge's) runs it
+// there at once; a caller gone answers it with its error.
+func (c *mcaller) hand(lw *leafWork) {
 	if c.gone != "" {
-		k(fail(c.gone))
+		if lw.call != nil {
+			lw.call.unreserve()
+		}
+		lw.k(fail(c.gone))
 		return
 	}
-	lw := &leafWork{r: r, k: k, at: c.w.now}
-	if r.detached {
+	lw.at = c.w.now
+	if lw.r.detached {
 		c.run(lw)
 		return
 	}
@@ -166,17 +196,13 @@ func (c *mcaller) wake() {
 // (a fallback's), as leaf work that is not the downstream's; for a request
 // whose work runs on a goroutine of its own (a hedge's), on one of its own.
 func (c *mcaller) handFn(r *mreq, fn func() outcome, k kont) {
-	if c.gone != "" {
-		k(fail(c.gone))
-		return
-	}
-	lw := &leafWork{r: r, k: k, fn: fn, at: c.w.now}
-	if r.detached {
-		c.run(lw)
-		return
-	}
-	c.work = append(c.work, lw)
-	c.wake()
+	c.hand(&leafWork{r: r, k: k, fn: fn})
+}
+
+// handCall gives the caller a call of its own into svc, a unit of which is
+// reserved, to make on its goroutine (a SpawnReady's permit).
+func (c *mcaller) handCall(r *mreq, svc mstage, k kont) {
+	c.hand(&leafWork{r: r, k: k, call: svc})
 }
 
 // run runs leaf work: the script says how long it takes, what it returns,
@@ -220,6 +246,12 @@ func (c *mcaller) run(lw *leafWork) {
 		end(lw.fn())
 		return
 	}
+	if lw.call != nil {
+		w.pickedUp(c, true)
+		c.nested(lw.call, ctx, end)
+		return
+	}
+	w.pickedUp(c, false)
 	n := w.attempts[c.id]
 	w.attempts[c.id]++
 	for _, p := range w.calls {
@@ -240,6 +272,43 @@ func (c *mcaller) run(lw *leafWork) {
 			w.after(reaction(c.id), func() { w.by = by; end(fail(ctx.Err())) })
 		})
 	}
+}
+
+// pickedUp notes that caller c's goroutine began work now: a call of its
+// own into a service (nested), or other work. Two callers that begin at
+// one instant, one of them with a call into a service, race there: which
+// of their calls a stage takes first is the scheduler's choice (a rate
+// limit's unit goes to whichever is taken first).
+func (w *world) pickedUp(c *mcaller, nested bool) {
+	if c.parent != nil {
+		c = c.parent
+	}
+	if w.pickAt == w.now && w.pickBy != c && (nested || w.pickNested) {
+		w.racy = true
+	}
+	if w.pickAt != w.now || w.pickBy != c {
+		w.pickAt, w.pickBy, w.pickNested = w.now, c, nested
+	} else {
+		w.pickNested = w.pickNested || nested
+	}
+}
+
+// nested makes a call into svc (a unit reserved) on the caller's goroutine,
+// as troupe.Permit.Call: a caller of its own with the work's context,
+// whose outcome ends the work that made it. Its downstream calls count as
+// the caller's.
+func (c *mcaller) nested(svc mstage, ctx *mctx, end func(outcome)) {
+	sub := &mcaller{w: c.w, id: c.id, ctx: ctx, parent: c}
+	sub.onRet = func() { end(sub.out) }
+	r := &mreq{c: sub, ctx: ctx, id: c.id}
+	if ctx.Err() != "" {
+		svc.unreserve()
+		sub.answered, sub.out = true, fail(ctx.Err())
+		sub.ret()
+		return
+	}
+	ctx.onEnd(func() { sub.loop() }) // its wait sees its context end
+	svc.send(r, sub.deliver)
 }
 
 // keep frees a slot now, or once the caller's leaf work has ended when an

@@ -357,3 +357,97 @@ func (w *world) abandon(d time.Duration, inner mstage) mstage {
 	}
 	return t
 }
+
+// spawnready: c slots; the inner service's readiness is awaited by a
+// goroutine of its own for each request (troupe's Adapt: even when the
+// inner service is ready, a unit is won in the background first), and the
+// call runs with the permit it won on the caller's goroutine, as a call of
+// its own into the inner service.
+func (w *world) spawnready(c int, inner mstage) mstage {
+	b := w.stage(c, &madapter{w: w, svc: inner})
+	b.take = b.forward
+	return b
+}
+
+// madapter is troupe's Adapt over a service: units won in the background.
+type madapter struct {
+	w       *world
+	svc     mstage
+	ready   int // units won, not yet spent
+	claimed int // of those, promised to a reserver
+	waits   map[*waiter]*bgWait
+}
+
+type bgWait struct {
+	cancelled bool
+	inner     *waiter // its wait in the inner service's line, if any
+}
+
+func (a *madapter) tryReserve() bool {
+	if a.ready > a.claimed {
+		a.claimed++
+		return true
+	}
+	return false
+}
+
+func (a *madapter) reserveAsync(w *waiter) bool {
+	if a.tryReserve() {
+		return true
+	}
+	if a.waits == nil {
+		a.waits = map[*waiter]*bgWait{}
+	}
+	bg := &bgWait{}
+	a.waits[w] = bg
+	won := func() {
+		if bg.cancelled {
+			a.svc.unreserve() // cancelled: what came anyway goes back
+			return
+		}
+		delete(a.waits, w)
+		a.ready++
+		a.claimed++ // promised to w
+		w.grant()
+	}
+	a.w.at(a.w.now, func() { // the background goroutine
+		if bg.cancelled {
+			return
+		}
+		iw := &waiter{}
+		iw.grant = func() { a.w.at(a.w.now, won) } // its Reserve returns: that goroutine goes on
+		if a.svc.reserveAsync(iw) {
+			won()
+			return
+		}
+		bg.inner = iw
+	})
+	return false
+}
+
+func (a *madapter) cancelWait(w *waiter) bool {
+	bg, ok := a.waits[w]
+	if !ok {
+		return false
+	}
+	delete(a.waits, w)
+	bg.cancelled = true
+	if bg.inner != nil && a.svc.cancelWait(bg.inner) {
+		bg.inner = nil
+	}
+	return true
+}
+
+func (a *madapter) unreserve() {
+	a.ready--
+	a.claimed--
+	a.svc.unreserve()
+}
+
+// send hands the caller the call with the unit won: a call of its own into
+// the inner service, on the caller's goroutine.
+func (a *madapter) send(r *mreq, k kont) {
+	a.ready--
+	a.claimed--
+	r.c.handCall(r, a.svc, k)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/stages/retry"
+	"github.com/troupe-go/troupe/stages/spawnready"
 	"github.com/troupe-go/troupe/stages/timeout"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -81,6 +82,8 @@ func (w *world) build(l layer, inner mstage) mstage {
 		return w.breaker(l.n, l.min, l.k, l.d, inner)
 	case "asyncfilter":
 		return w.asyncfilter(l.d, inner)
+	case "spawnready":
+		return w.spawnready(l.n, inner)
 	case "abandon":
 		return w.abandon(l.d, inner)
 	case "adaptive":
@@ -205,6 +208,8 @@ func (l layer) add(b stages.Builder[int, int]) stages.Builder[int, int] {
 		})
 	case "abandon":
 		return b.Timeout(l.d, timeout.Abandon())
+	case "spawnready":
+		return b.SpawnReady(spawnready.Capacity(l.n))
 	case "adaptive":
 		return b.Adaptive(adaptive.Limits(l.n, l.n), adaptive.Initial(l.n))
 	}
@@ -254,6 +259,9 @@ func (tr *tracer) Observe(ev troupe.Event) {
 // runReal runs the script through troupe, in t's bubble.
 func runReal(t *testing.T, sc *script) (rec record, err error) {
 	sys := troupetest.NewSystem(t)
+	if watchSystem != nil {
+		watchSystem(sys)
+	}
 	b := stages.Stack[int, int]()
 	t0 := time.Now()
 	if *trace {

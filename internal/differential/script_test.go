@@ -52,7 +52,7 @@ type layer struct {
 
 func (l layer) String() string {
 	switch l.kind {
-	case "limit", "buffer", "loadshed", "adaptive":
+	case "limit", "buffer", "loadshed", "adaptive", "spawnready":
 		return fmt.Sprintf("%s(%d)", l.kind, l.n)
 	case "timeout", "abandon", "hedge", "asyncfilter":
 		return fmt.Sprintf("%s(%v)", l.kind, l.d)
@@ -118,7 +118,7 @@ func rejects(id int) bool { return id%4 == 3 }
 
 // kinds are the stages the model knows.
 var kinds = []string{"limit", "timeout", "retry", "ratelimit", "buffer", "loadshed", "filter", "fallback",
-	"hedge", "breaker", "asyncfilter", "abandon", "adaptive"}
+	"hedge", "breaker", "asyncfilter", "abandon", "adaptive", "spawnready"}
 
 // Times are drawn in microseconds from wide ranges, each with a salt of
 // nanoseconds of its own, so that two events the outcome depends on almost
@@ -134,8 +134,16 @@ func drawScript(t *rapid.T) *script {
 	s := &script{steps: map[[2]int]step{}}
 	drawDur := s.drawDur
 	depth := rapid.IntRange(2, 5).Draw(t, "depth")
+	spawned := false
 	for i := range depth {
 		k := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
+		if k == "ratelimit" && spawned {
+			// Below a SpawnReady each permit's call enters on its caller's
+			// goroutine, and a rate limit spends its unit on whichever it
+			// takes first: callers that win permits at one instant race.
+			k = "limit"
+		}
+		spawned = spawned || k == "spawnready"
 		l := layer{kind: k}
 		switch k {
 		case "limit", "buffer", "adaptive":
@@ -149,7 +157,7 @@ func drawScript(t *rapid.T) *script {
 			l.min = rapid.IntRange(1, l.n).Draw(t, "min calls")
 			l.k = rapid.IntRange(1, 2).Draw(t, "trials")
 			l.d = drawDur(t, "open delay", 5*time.Millisecond, 100*time.Millisecond)
-		case "loadshed":
+		case "loadshed", "spawnready":
 			l.n = rapid.IntRange(1, 2).Draw(t, "cap")
 		case "timeout", "abandon":
 			l.d = drawDur(t, "timeout", 20*time.Millisecond, 200*time.Millisecond)

@@ -52,7 +52,8 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Dur
 	// An abandoned call keeps its slot until its work ends (see Abandon).
 	o.cfg.HoldUntilOutcome = o.abandon
 	o.cfg.CallerPath = !o.abandon // it forwards every request as it is: crossed on the caller's goroutine in its ordinary state
-	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: stagekit.NewClock()}
+	clock := stagekit.NewClock()
+	b := &behavior[Req, Res]{d: d, err: &Error{After: d}, clock: &clock}
 	if o.abandon {
 		b.abandoned = new(atomic.Int64)
 	}
@@ -90,9 +91,12 @@ type expireMsg struct{}
 // expires): all under mu.
 type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
-	d     time.Duration
-	err   *Error // the outcome of every expired call; never changed
-	clock stagekit.Clock
+	d   time.Duration
+	err *Error // the outcome of every expired call; never changed
+	// clock is out of line: every call's context points at it, and a
+	// context must not reach its stage (see stagekit.CtxCore). Never
+	// changed.
+	clock *stagekit.Clock
 	alarm *stagekit.Alarm
 	st    *stagekit.Stage[Req, Res]
 
@@ -137,7 +141,7 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 		deadline = t.Deadline // a racing sender got in first: keep the order
 		off = b.clock.Offset(deadline)
 	}
-	ctx.clock, ctx.off, f.Deadline = &b.clock, off, deadline
+	ctx.clock, ctx.off, f.Deadline = b.clock, off, deadline
 	if b.calls.Push(f); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins.
