@@ -247,6 +247,10 @@ func (m *Mailbox) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatc
 // Start implements actor.Mailbox. The run loop starts with the first message.
 func (m *Mailbox) Start() {}
 
+// Running reports whether a goroutine owns the actor now (it is handling a
+// message, or about to): one atomic load, from any goroutine.
+func (m *Mailbox) Running() bool { return m.state.Load() == loopRunning }
+
 // UserMessageCount implements actor.Mailbox.
 func (m *Mailbox) UserMessageCount() int { return int(m.nuser.Load()) }
 

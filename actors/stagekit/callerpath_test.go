@@ -80,3 +80,63 @@ func TestAStageInItsOrdinaryStateIsCrossedOnTheCallersGoroutine(t *testing.T) {
 		require.NoError(t, inner.Close(context.Background()))
 	})
 }
+
+// sessionStarter is a behaviour whose per-request work is its own
+// (stagekit.CallerRequester): it counts where requests start, and stops
+// admitting the caller's path while a control message says it is busy.
+type sessionStarter struct {
+	takenCounter
+	onCaller atomic.Int32
+	busy     bool // actor
+}
+
+func (b *sessionStarter) RequestOnCaller(s *stagekit.Stage[int, int], e *stagekit.Envelope[int, int]) {
+	b.onCaller.Add(1)
+	s.Mailbox().Free()
+	s.SendOnCaller(e)
+}
+
+func (b *sessionStarter) Ordinary() bool { return !b.busy }
+
+func (b *sessionStarter) Control(_ *stagekit.Stage[int, int], msg any) {
+	if v, ok := msg.(bool); ok {
+		b.busy = v
+	}
+}
+
+// A behaviour with work of its own per request (a retry's session) does it
+// on the caller's goroutine while it says its state is ordinary, and its
+// actor does it otherwise.
+//
+// spec: PT1
+func TestABehaviourThatStartsItsOwnWorkDoesItOnTheCallerWhileOrdinary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		beh := &sessionStarter{}
+		st, err := stagekit.Spawn[int, int](sys, stagekit.Config{Name: "sessions", CallerPath: true},
+			stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil }), beh)
+		require.NoError(t, err)
+		call := func(v int) {
+			t.Helper()
+			got, err := troupe.Do(context.Background(), st, v)
+			require.NoError(t, err)
+			require.Equal(t, v, got)
+		}
+		call(1)
+		call(2)
+		assert.EqualValues(t, 2, beh.onCaller.Load())
+		assert.Zero(t, beh.taken.Load())
+
+		st.PostControl(true)
+		synctest.Wait()
+		call(3)
+		assert.EqualValues(t, 2, beh.onCaller.Load(), "not ordinary: the actor's path")
+		assert.EqualValues(t, 1, beh.taken.Load())
+
+		st.PostControl(false)
+		synctest.Wait()
+		call(4)
+		assert.EqualValues(t, 3, beh.onCaller.Load(), "ordinary again")
+		require.NoError(t, st.Close(context.Background()))
+	})
+}

@@ -25,7 +25,8 @@ type Config struct {
 	// limit).
 	HoldUntilOutcome bool
 	// CallerPath says that the behaviour forwards every request as it is
-	// (its Request is Passthrough's, and it keeps nothing), so that while
+	// (its Request is Passthrough's, and it keeps nothing), or every
+	// request its CallerAdmitter admits, so that while
 	// the stage is in its ordinary state (nothing parked, queued, paused or
 	// closing) a request crosses it on its caller's goroutine, its slot and
 	// its frame taken as the actor would, without entering the actor.

@@ -284,7 +284,8 @@ func (s *Stage[Req, Res]) updatePath() {
 	if !s.callerPath {
 		return
 	}
-	ok := s.parked == nil && len(s.backlog) == 0 && !s.paused && s.closing == open
+	ok := s.parked == nil && len(s.backlog) == 0 && !s.paused && s.closing == open &&
+		(s.hooks == nil || s.hooks.onReq == nil || s.hooks.onReq.Ordinary())
 	if s.onCaller.Load() != ok {
 		s.onCaller.Store(ok)
 	}
@@ -294,18 +295,25 @@ func (s *Stage[Req, Res]) updatePath() {
 // goroutine, as the actor's Forward would with the inner service ready,
 // without entering the actor, and reports true; or reports false, having
 // changed nothing, when e must take the actor's path: the stage is not in
-// its ordinary state (onCaller), requests are queued for the actor (they
-// go first), e's caller gave up (the actor answers it), or the inner
-// service is not ready (the actor parks e and waits for it).
+// its ordinary state (onCaller), requests are queued for the actor or it
+// is handling a message (they go first: the message in hand may be a
+// request, or what a request's outcome set off), e's caller gave up (the actor answers it), the inner
+// service is not ready (the actor parks e and waits for it), or the
+// behaviour does not admit e on the caller (CallerAdmitter).
 //
 // NOTE: it reads only what the actor publishes atomically (onCaller, the
 // mailbox's counts), and changes only the slot counts and e, which the
 // sender holds: the actor's own state is never touched off the actor.
 func (s *Stage[Req, Res]) forwardOnCaller(e *Envelope[Req, Res]) bool {
-	if !s.onCaller.Load() || s.mb.UserMessageCount() != 0 || e.Ctx.Err() != nil {
+	if !s.onCaller.Load() || s.mb.UserMessageCount() != 0 || s.mb.Running() || e.Ctx.Err() != nil {
 		return false
 	}
 	if ok, err := s.inner.TryReserve(); !ok || err != nil {
+		return false
+	}
+	h := s.hooks
+	if h != nil && h.admit != nil && !h.admit.AdmitOnCaller() {
+		s.inner.Unreserve()
 		return false
 	}
 	if s.hold {
@@ -313,14 +321,26 @@ func (s *Stage[Req, Res]) forwardOnCaller(e *Envelope[Req, Res]) bool {
 			s.inner.Unreserve()
 			return false
 		}
-	} else {
+	}
+	if h != nil && h.onReq != nil {
+		h.onReq.RequestOnCaller(s, e)
+		return true
+	}
+	if !s.hold {
 		s.mb.Free()
 	}
+	s.SendOnCaller(e)
+	return true
+}
+
+// SendOnCaller sends e to the inner service, with a unit reserved there,
+// from a sender's goroutine (CallerRequester): SendInner, for the caller's
+// path.
+func (s *Stage[Req, Res]) SendOnCaller(e *Envelope[Req, Res]) {
 	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
 		in.sendFrom(nil, e)
-		return true
+		return
 	}
 	e.letGo()
 	s.inner.Send(e)
-	return true
 }

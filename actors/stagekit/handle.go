@@ -157,8 +157,8 @@ func (i *stageInner[Req, Res]) sendFrom(from *mailbox.Mailbox, e *Envelope[Req, 
 		s.sendObserved(from, e)
 		return
 	}
-	if s.send != nil {
-		if err := s.send.OnSend(s, e); err != nil {
+	if s.hooks != nil && s.hooks.send != nil {
+		if err := s.hooks.send.OnSend(s, e); err != nil {
 			// NOTE: SendHook's contract; stages/breaker refuses calls here.
 			s.mb.Free()
 			var zero Res

@@ -43,8 +43,8 @@ func (s *Stage[Req, Res]) sendObserved(from *mailbox.Mailbox, e *Envelope[Req, R
 	} else {
 		f.Deadline = r.clock.Now()
 	}
-	if s.send != nil {
-		if err := s.send.OnSend(s, e); err != nil {
+	if s.hooks != nil && s.hooks.send != nil {
+		if err := s.hooks.send.OnSend(s, e); err != nil {
 			s.mb.Free() // NOTE: SendHook's contract, as in sendFrom
 			e.Answer(zero, s.Rejected(err))
 			return

@@ -50,6 +50,65 @@ type SendHook[Req, Res any] interface {
 	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
 }
 
+// CallerAdmitter is implemented by behaviors that decide a request on the
+// sender's goroutine while the stage is crossed there (Config.CallerPath):
+// AdmitOnCaller reports whether the request may go on at once as it is,
+// having spent what admitting it costs (a rate limit's unit). False sends
+// it the actor's way, where Request decides it; so AdmitOnCaller admits
+// only what leaves the stage in its ordinary state (a rate limit's last
+// unit, after which it is Limited, is spent by the actor).
+//
+// AdmitOnCaller runs on senders' goroutines, several at once, beside the
+// actor: it must be safe for concurrent use.
+type CallerAdmitter interface {
+	AdmitOnCaller() bool
+}
+
+// CallerRequester is implemented by behaviors whose Request can also run
+// on the sender's goroutine while the stage is crossed there
+// (Config.CallerPath), for a stage whose per-request work is its own (a
+// retry's session) rather than a forward as it is.
+//
+// RequestOnCaller handles e, which the sender holds with its slot and with
+// a unit of the inner service reserved for it, as Request would: it sends
+// e on with that unit (Stage.SendOnCaller) or gives the unit back and
+// answers e (Stage.Respond); the slot is the behavior's to free. Ordinary
+// runs on the actor after every message: it reports whether the behavior's
+// state admits the caller's path (a retry with sessions in line for an
+// inner unit does not: they go first).
+//
+// RequestOnCaller runs on senders' goroutines, several at once, beside the
+// actor: it must be safe for concurrent use with the behavior's other
+// methods.
+type CallerRequester[Req, Res any] interface {
+	RequestOnCaller(s *Stage[Req, Res], e *Envelope[Req, Res])
+	Ordinary() bool
+}
+
+// hooks are the optional methods of a stage's behavior that senders call,
+// looked up once (out of line: most stages have none, and the Stage stays
+// in its size class).
+type hooks[Req, Res any] struct {
+	send  SendHook[Req, Res]        // nil: none
+	admit CallerAdmitter            // nil: none, or no caller's path
+	onReq CallerRequester[Req, Res] // the same
+}
+
+// hooksOf returns beh's hooks, or nil when it has none; those of the
+// caller's path only when the stage has one.
+func hooksOf[Req, Res any](beh Behavior[Req, Res], callerPath bool) *hooks[Req, Res] {
+	var h hooks[Req, Res]
+	h.send, _ = beh.(SendHook[Req, Res])
+	if callerPath {
+		h.admit, _ = beh.(CallerAdmitter)
+		h.onReq, _ = beh.(CallerRequester[Req, Res])
+	}
+	if h.send == nil && h.admit == nil && h.onReq == nil {
+		return nil
+	}
+	return &h
+}
+
 // Passthrough is a Behavior that forwards every request. Stage behaviors
 // embed it and override what they need.
 //
@@ -88,7 +147,7 @@ type Stage[Req, Res any] struct {
 	pid   *actor.PID
 	inner Inner[Req, Res]
 	beh   Behavior[Req, Res]
-	send  SendHook[Req, Res] // beh's, if it has one
+	hooks *hooks[Req, Res] // beh's optional methods; nil: none. Set by Spawn, then read-only
 	hold  bool
 	// callerPath: the stage's behaviour forwards every request as it is
 	// (Config.CallerPath) and its inner service is a stage or a function,
@@ -287,7 +346,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	}
 	s.callerPath = s.callerPath && s.obs == nil
 	s.onCaller.Store(s.callerPath)
-	s.send, _ = beh.(SendHook[Req, Res])
+	s.hooks = hooksOf(beh, s.callerPath)
 	s.waiter, s.grant = s.newWaiter(s.inner)
 	s.watchFn = func() { s.mb.PostControl(s.parkedDone) }
 	props := actor.PropsFromProducer(func() actor.Actor { return (*stageActor[Req, Res])(s) }, actor.WithMailbox(mb.Producer()))

@@ -68,6 +68,17 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 	s.Forward(e)
 }
 
+// AdmitOnCaller spends a unit for a request crossing the stage on its
+// caller's goroutine, when one is left after it; the last unit, and the
+// Limited state it brings, are the actor's to spend (in Request).
+func (b *behavior[Req, Res]) AdmitOnCaller() bool {
+	now := b.clock.Now()
+	b.mu.Lock()
+	ok := !b.limited && b.lim.takeSpare(now)
+	b.mu.Unlock()
+	return ok
+}
+
 // spend takes one unit at now and reports whether it got one. When no unit
 // is left after it (the call that spent the last unit still goes), or
 // there was none, the stage goes Limited until the next unit comes.

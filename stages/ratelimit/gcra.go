@@ -43,6 +43,19 @@ func (g *gcra) take(now time.Time) bool {
 	return true
 }
 
+func (g *gcra) takeSpare(now time.Time) bool {
+	t := g.tat
+	if t.Before(now) {
+		t = now
+	}
+	next := t.Add(g.interval)
+	if now.Before(next.Add(-g.tolerance)) {
+		return false // it would take the last unit, or there is none
+	}
+	g.tat = next
+	return true
+}
+
 func (g *gcra) limitedUntil(now time.Time) (time.Time, bool) {
 	d := g.due()
 	return d, now.Before(d)

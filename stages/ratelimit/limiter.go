@@ -11,6 +11,10 @@ type limiter interface {
 	// take spends one unit at now and reports true, or reports false and
 	// spends nothing when no unit is left before some later time.
 	take(now time.Time) bool
+	// takeSpare spends one unit at now and reports true only when a unit
+	// is left at now after it (the limiter stays open); otherwise it
+	// spends nothing and reports false.
+	takeSpare(now time.Time) bool
 	// limitedUntil reports whether no unit is left at now (tower's Limited
 	// state), and when the next one comes.
 	limitedUntil(now time.Time) (until time.Time, limited bool)
@@ -18,6 +22,19 @@ type limiter interface {
 	wake(now time.Time)
 	// snapshot describes the limiter at now; the caller fills in Limited.
 	snapshot(now time.Time) Snapshot
+}
+
+// spares reports whether lim can ever spare a unit (see takeSpare): a
+// window or a burst of one cannot, and a stage over it keeps every request
+// on the actor's path rather than ask in vain.
+func spares(lim limiter) bool {
+	switch l := lim.(type) {
+	case *window:
+		return l.n > 1
+	case *gcra:
+		return l.burst > 1
+	}
+	return false
 }
 
 // Snapshot is a rate limit stage's state at one moment, for observation.

@@ -60,7 +60,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 		return newRemote(h, inner, r, cfg)
 	}
 	b := newBehavior[Req, Res](lim)
-	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity}, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity, CallerPath: spares(lim)}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: %w", err)
 	}

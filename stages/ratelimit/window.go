@@ -50,6 +50,15 @@ func (w *window) take(now time.Time) bool {
 }
 
 // limitedUntil reports whether the window is Limited at now, and its end.
+func (w *window) takeSpare(now time.Time) bool {
+	w.roll(now)
+	if w.rem < 2 {
+		return false
+	}
+	w.rem--
+	return true
+}
+
 func (w *window) limitedUntil(now time.Time) (time.Time, bool) {
 	end := w.end()
 	return end, w.rem == 0 && now.Before(end)

@@ -40,16 +40,16 @@ type (
 func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	switch m := msg.(type) {
 	case *waitMsg[Req, Res, T, P]:
-		if m.ss.gen == m.gen && m.ss.state.Load() == waiting {
+		if m.ss.current(waiting, m.gen) {
 			b.wait(m.ss, m.w)
 		}
 	case *readyMsg[Req, Res, T, P]:
-		if m.ss.gen == m.gen && m.ss.state.Load() == waiting && m.ss.idx < 0 {
+		if m.ss.current(waiting, m.gen) && m.ss.idx < 0 {
 			b.retrying(m.ss)
 		}
 	case *freeMsg[Req, Res, T, P]:
 		ss := m.ss
-		if ss.gen == m.gen && ss.state.Load() == retrying {
+		if ss.current(retrying, m.gen) {
 			b.retrying(ss)
 		}
 		ss.unref() // the registration's (see untilLeafReturns)
@@ -60,6 +60,15 @@ func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any)
 	case *grantMsg:
 		b.onGrant(m.err)
 	}
+}
+
+// current reports whether ss is in state for the use that numbered a
+// message gen (actor). The state is read first: a sender reusing the
+// session (the caller's path) bumps gen before it sets the state, so a
+// state of the new use read here comes with its gen, and a stale message
+// is ignored.
+func (ss *session[Req, Res, T, P]) current(state int32, gen uint64) bool {
+	return ss.state.Load() == state && ss.gen.Load() == gen
 }
 
 // wait starts the policy's wait for ss (Waiting). The session's context is
@@ -75,7 +84,7 @@ func (b *behavior[Req, Res, T, P]) wait(ss *session[Req, Res, T, P], w Wait) {
 		ss.watch()
 		stop := make(chan struct{})
 		ss.gate = stop
-		msg := &readyMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+		msg := &readyMsg[Req, Res, T, P]{ss: ss, gen: ss.gen.Load()}
 		go func(gate <-chan struct{}) {
 			select {
 			case <-gate:
@@ -223,12 +232,7 @@ func (b *behavior[Req, Res, T, P]) broken(ss *session[Req, Res, T, P], err error
 // cancel ends a session whose context ended while it waited, or waited for
 // a unit.
 func (b *behavior[Req, Res, T, P]) cancel(ss *session[Req, Res, T, P], gen uint64) {
-	if ss.gen != gen {
-		return
-	}
-	switch ss.state.Load() {
-	case waiting, retrying:
-	default:
+	if !ss.current(waiting, gen) && !ss.current(retrying, gen) {
 		return
 	}
 	if ss.idx >= 0 {

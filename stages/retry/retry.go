@@ -112,7 +112,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 		ss.orig.ss = ss
 		return ss
 	}
-	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity}, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: name, Capacity: o.capacity, CallerPath: true}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("retry: spawn: %w", err)
 	}
@@ -211,6 +211,33 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 	}
 	b.retrying(ss)
 }
+
+// RequestOnCaller starts a session on the sender's goroutine, with an
+// inner unit reserved for its first attempt (stagekit.CallerRequester):
+// what Request does, and the first attempt sent at once. Its outcome and
+// any retry are the actor's, as for every session.
+func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	ss := b.sessions.Get().(*session[Req, Res, T, P])
+	ss.start(e, b.proto)
+	if b.budget != nil {
+		b.budget.Deposit()
+	}
+	var err error
+	if ss.req, ss.again, err = ss.clone(&e.Req); err != nil {
+		s.Inner().Unreserve()
+		b.mu.Lock()
+		b.live.push(ss)
+		b.mu.Unlock()
+		var zero Res
+		ss.finish(zero, err)
+		return
+	}
+	ss.sendFrom(true)
+}
+
+// Ordinary reports whether no session waits in line for an inner unit
+// (stagekit.CallerRequester): a new request must not go before them.
+func (b *behavior[Req, Res, T, P]) Ordinary() bool { return len(b.needUnit) == 0 && !b.waiting }
 
 // Idle reports whether no session is in flight.
 func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }

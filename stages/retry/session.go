@@ -33,9 +33,9 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	res    Res                          // the attempt's outcome, while the policy judges it:
 	err    error                        // fields, so that handing their addresses costs no allocation
 	state  atomic.Int32
-	refs   atomic.Int32 // 1 while in flight, +1 per attempt whose outcome is pending
-	gen    uint64       // actor; bumped at every reuse, so stale messages are ignored
-	sent   int          // actor; attempts sent so far
+	refs   atomic.Int32  // 1 while in flight, +1 per attempt whose outcome is pending
+	gen    atomic.Uint64 // bumped at every reuse (before state is set), so stale messages are ignored: see current
+	sent   int           // actor; attempts sent so far
 
 	prev, next *session[Req, Res, T, P] // live list; guarded by b.mu
 
@@ -59,8 +59,9 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	unwatch func() bool   // stops watching the request's context
 }
 
-// start readies a pooled session for request e (actor). No policy method
-// runs yet: the session's own copy of the policy comes first.
+// start readies a pooled session for request e (the actor, or a sender on
+// the caller's path). No policy method runs yet: the session's own copy of
+// the policy comes first.
 // Less orders the sessions that wait for a time by the end of their wait
 // (dheap.Item; actor).
 func (ss *session[Req, Res, T, P]) Less(o *session[Req, Res, T, P]) bool {
@@ -74,7 +75,7 @@ func (ss *session[Req, Res, T, P]) Less(o *session[Req, Res, T, P]) bool {
 func (ss *session[Req, Res, T, P]) SetIndex(i int) { ss.idx = i }
 
 func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T) {
-	ss.gen++
+	ss.gen.Add(1)
 	ss.parent, ss.ctx, ss.origin = e, e.Ctx, e.Origin()
 	ss.pol = proto
 	ss.bindPolicy()
@@ -87,7 +88,13 @@ func (ss *session[Req, Res, T, P]) start(e *stagekit.Envelope[Req, Res], proto T
 // request goes, and a copy is kept for the attempt after it; a retry is
 // reported to the observer (EventRetried). A panic while copying, or in
 // the observer, ends the session instead, and the unit goes back.
-func (ss *session[Req, Res, T, P]) send() {
+func (ss *session[Req, Res, T, P]) send() { ss.sendFrom(false) }
+
+// sendFrom is send, from the actor or (onCaller, the first attempt only)
+// from the sender's goroutine, which puts the session in the live list
+// once it is running: a Fail that finds it then ends it as any session
+// whose first attempt is under way.
+func (ss *session[Req, Res, T, P]) sendFrom(onCaller bool) {
 	b := ss.b
 	var req Req
 	if ss.sent == 0 {
@@ -115,12 +122,18 @@ func (ss *session[Req, Res, T, P]) send() {
 	ss.stopWatch()
 	ss.refs.Add(1)
 	ss.state.Store(running)
-	if rides {
-		b.st.SendInner(ss.parent)
+	next := ss.parent
+	if !rides {
+		next = stagekit.NewChildOf(b.attempts, &ss.origin, ss.ctx, req, stagekit.Hook[Req, Res](ss))
+	}
+	if onCaller {
+		b.mu.Lock()
+		b.live.push(ss)
+		b.mu.Unlock()
+		b.st.SendOnCaller(next)
 		return
 	}
-	att := stagekit.NewChildOf(b.attempts, &ss.origin, ss.ctx, req, stagekit.Hook[Req, Res](ss))
-	b.st.SendInner(att)
+	b.st.SendInner(next)
 }
 
 // Complete is the hook of a later attempt's first frame: the attempt's
@@ -154,7 +167,7 @@ func (ss *session[Req, Res, T, P]) settle(res Res, err error) (Res, error, bool)
 		return res, err, true
 	}
 	if ss.state.CompareAndSwap(running, waiting) {
-		ss.b.st.PostControl(&waitMsg[Req, Res, T, P]{ss: ss, gen: ss.gen, w: w})
+		ss.b.st.PostControl(&waitMsg[Req, Res, T, P]{ss: ss, gen: ss.gen.Load(), w: w})
 	}
 	return res, err, false
 }
@@ -230,7 +243,7 @@ func (ss *session[Req, Res, T, P]) untilLeafReturns() bool {
 	if ss.onFree == nil {
 		ss.onFree = func() { ss.b.st.PostControl(&ss.free) }
 	}
-	ss.free = freeMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+	ss.free = freeMsg[Req, Res, T, P]{ss: ss, gen: ss.gen.Load()}
 	ss.refs.Add(1)
 	if ss.parent.WhenLeafReturns(ss.onFree) {
 		return true
@@ -245,7 +258,7 @@ func (ss *session[Req, Res, T, P]) watch() {
 	if ss.unwatch != nil || ss.ctx.Done() == nil {
 		return
 	}
-	msg := &cancelMsg[Req, Res, T, P]{ss: ss, gen: ss.gen}
+	msg := &cancelMsg[Req, Res, T, P]{ss: ss, gen: ss.gen.Load()}
 	st := ss.b.st
 	ss.unwatch = context.AfterFunc(ss.ctx, func() { st.PostControl(msg) })
 }
