@@ -68,6 +68,21 @@ var found = []struct {
 			{3, 0}: {lat: 500028, stubborn: true},
 		},
 	}},
+	// troupe was wrong: a request crossed a rate limit on its caller's
+	// goroutine while the rate limit's actor was still unwinding the
+	// outcome of the request before it, so two retry sessions' waits began
+	// in the wrong order (the caller's path now closes while the actor runs).
+	{"a request waits for the stage's actor to finish its message", &script{
+		layers: []layer{{kind: "retry", n: 2, d: 1000940}, {kind: "limit", n: 1}, {kind: "limit", n: 1},
+			{kind: "ratelimit", n: 3, d: 20000883}, {kind: "breaker", n: 1, min: 1, k: 1, d: 19000826}},
+		callers: []arrival{{at: 769}, {at: 484}, {at: 370}},
+		steps: map[[2]int]step{
+			{0, 0}: {lat: 500712, stubborn: true}, {0, 1}: {lat: 500655, stubborn: true},
+			{0, 2}: {lat: 500598, stubborn: true}, {0, 3}: {lat: 500541, stubborn: true},
+			{1, 0}: {lat: 500427, kind: stepErr, stubborn: true},
+			{2, 0}: {lat: 500313, stubborn: true},
+		},
+	}},
 }
 
 // Each script troupe and the model once disagreed on, they agree on now.
