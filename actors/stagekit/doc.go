@@ -38,6 +38,17 @@
 //     Escalate, PauseRequests, Context. Calling them elsewhere is a data race.
 //   - On the sender's goroutine, before the request is queued: SendHook.OnSend
 //     (a timeout starts its clock there).
+//   - On the sender's goroutine instead of the actor, for a stage spawned
+//     with Config.CallerPath while it is in its ordinary state (nothing
+//     parked, queued or paused, its actor not running, the behavior's
+//     CallerRequester.Ordinary true, the inner service ready now): the
+//     request crosses the stage without entering the actor, forwarded as
+//     it is, or as CallerAdmitter.AdmitOnCaller admits it (a rate limit's
+//     spare unit), or handled by CallerRequester.RequestOnCaller (a retry's
+//     session and first attempt, sent with SendOnCaller). Otherwise it takes
+//     the actor's path, exactly as without CallerPath. Those methods run
+//     beside the actor, several at once: they touch only what the behavior
+//     guards itself.
 //   - On whichever goroutine produced the outcome (the caller that ran the
 //     downstream function, a stage answering, a timer): a Frame's Hook.Complete,
 //     exactly once per frame. It must not block; to act on the actor, post a
