@@ -50,65 +50,6 @@ type SendHook[Req, Res any] interface {
 	OnSend(s *Stage[Req, Res], e *Envelope[Req, Res]) error
 }
 
-// CallerAdmitter is implemented by behaviors that decide a request on the
-// sender's goroutine while the stage is crossed there (Config.CallerPath):
-// AdmitOnCaller reports whether the request may go on at once as it is,
-// having spent what admitting it costs (a rate limit's unit). False sends
-// it the actor's way, where Request decides it; so AdmitOnCaller admits
-// only what leaves the stage in its ordinary state (a rate limit's last
-// unit, after which it is Limited, is spent by the actor).
-//
-// AdmitOnCaller runs on senders' goroutines, several at once, beside the
-// actor: it must be safe for concurrent use.
-type CallerAdmitter interface {
-	AdmitOnCaller() bool
-}
-
-// CallerRequester is implemented by behaviors whose Request can also run
-// on the sender's goroutine while the stage is crossed there
-// (Config.CallerPath), for a stage whose per-request work is its own (a
-// retry's session) rather than a forward as it is.
-//
-// RequestOnCaller handles e, which the sender holds with its slot and with
-// a unit of the inner service reserved for it, as Request would: it sends
-// e on with that unit (Stage.SendOnCaller) or gives the unit back and
-// answers e (Stage.Respond); the slot is the behavior's to free. Ordinary
-// runs on the actor after every message: it reports whether the behavior's
-// state admits the caller's path (a retry with sessions in line for an
-// inner unit does not: they go first).
-//
-// RequestOnCaller runs on senders' goroutines, several at once, beside the
-// actor: it must be safe for concurrent use with the behavior's other
-// methods.
-type CallerRequester[Req, Res any] interface {
-	RequestOnCaller(s *Stage[Req, Res], e *Envelope[Req, Res])
-	Ordinary() bool
-}
-
-// hooks are the optional methods of a stage's behavior that senders call,
-// looked up once (out of line: most stages have none, and the Stage stays
-// in its size class).
-type hooks[Req, Res any] struct {
-	send  SendHook[Req, Res]        // nil: none
-	admit CallerAdmitter            // nil: none, or no caller's path
-	onReq CallerRequester[Req, Res] // the same
-}
-
-// hooksOf returns beh's hooks, or nil when it has none; those of the
-// caller's path only when the stage has one.
-func hooksOf[Req, Res any](beh Behavior[Req, Res], callerPath bool) *hooks[Req, Res] {
-	var h hooks[Req, Res]
-	h.send, _ = beh.(SendHook[Req, Res])
-	if callerPath {
-		h.admit, _ = beh.(CallerAdmitter)
-		h.onReq, _ = beh.(CallerRequester[Req, Res])
-	}
-	if h.send == nil && h.admit == nil && h.onReq == nil {
-		return nil
-	}
-	return &h
-}
-
 // Passthrough is a Behavior that forwards every request. Stage behaviors
 // embed it and override what they need.
 //
