@@ -95,7 +95,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 		return nil, opt.Nil("fallback", "When's function")
 	}
 	b := &behavior[Req, Res]{fn: fn, when: o.when, children: stagekit.NewPool[Req, Res]()}
-	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity}, inner, b)
+	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity, CallerPath: true}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("fallback: %w", err)
 	}
@@ -134,6 +134,23 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 	}
 	s.Forward(e)
 }
+
+// RequestOnCaller puts the stage's frame on e and sends it on, on the
+// caller's goroutine (stagekit.CallerRequester): Request without the actor.
+func (b *behavior[Req, Res]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	if _, err := e.Push(b); err != nil {
+		s.Inner().Unreserve()
+		var zero Res
+		s.Respond(e, zero, err)
+		return
+	}
+	s.FreeSlot()
+	s.SendOnCaller(e)
+}
+
+// Ordinary reports true: the stage has no state of its own that a request
+// must wait behind (stagekit.CallerRequester).
+func (b *behavior[Req, Res]) Ordinary() bool { return true }
 
 // Complete is the hook of the stage's frames: the inner outcome. An error
 // the fallback takes is kept (EventFallback), and the fallback handed to

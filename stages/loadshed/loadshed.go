@@ -57,6 +57,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err != nil {
 		return nil, err
 	}
+	o.cfg.CallerPath = true // it forwards every request as it is: crossed on the caller's goroutine in its ordinary state
 	st, err := stagekit.Spawn(h, o.cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("loadshed: %w", err)
