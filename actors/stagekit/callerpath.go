@@ -124,11 +124,16 @@ func (s *Stage[Req, Res]) forwardOnCaller(e *Envelope[Req, Res]) bool {
 // SendOnCaller sends e to the inner service, with a unit reserved there,
 // from a sender's goroutine (CallerRequester): SendInner, for the caller's
 // path.
+//
+// Whoever held e before (the stage outside, whose actor may have sent it)
+// holds it no more: it is let go first, as the actor's hand-on records the
+// inner stage as e's holder, so that a stage that fails does not take e,
+// which has gone on, for the request in its hands.
 func (s *Stage[Req, Res]) SendOnCaller(e *Envelope[Req, Res]) {
+	e.letGo()
 	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
 		in.sendFrom(nil, e)
 		return
 	}
-	e.letGo()
 	s.inner.Send(e)
 }

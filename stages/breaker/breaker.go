@@ -47,7 +47,10 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	}
 	b.log = host.System().Logger()
 	b.m = newMachine(&o, b.clock)
-	st, err := stagekit.Spawn(h, stagekit.Config{Name: "breaker"}, inner, b)
+	// Admission and counting are on the sender (OnSend, Complete), and the
+	// actor forwards as it is: crossed on the caller's goroutine in its
+	// ordinary state.
+	st, err := stagekit.Spawn(h, stagekit.Config{Name: "breaker", CallerPath: true}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
