@@ -183,7 +183,7 @@ func newRoot[Req, Res any](s *Stage[Req, Res], ctx context.Context, req Req) *En
 	e.pool = pool
 	e.Ctx, e.Req = ctx, req
 	e.refs = 2 // a pooled envelope is ours alone: no fence (see Envelope.refs)
-	e.frames[0].hook, e.frames[0].env, e.frames[0].ctx = deliver[Req, Res]{}, e, ctx
+	e.frames[0].hook, e.frames[0].env, e.frames[0].ctx, e.frames[0].req = deliver[Req, Res]{}, e, ctx, req
 	e.depth = 1
 	return e
 }

@@ -50,6 +50,7 @@ type Frame[Req, Res any] struct {
 	pos                           int                 // index in its envelope, set by Push
 	env                           *Envelope[Req, Res] // its envelope, set by Push
 	ctx                           context.Context     // the envelope's Ctx when the frame was pushed, set by Push
+	req                           Req                 // the envelope's Req when the frame was pushed, set by Push
 	// For the pushing stage.
 	Deadline time.Time
 	Aux      any
@@ -117,7 +118,7 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 		return nil, ErrTooDeep
 	}
 	f := &e.frames[e.depth]
-	f.hook, f.pos, f.env, f.ctx = h, e.depth, e, e.Ctx
+	f.hook, f.pos, f.env, f.ctx, f.req = h, e.depth, e, e.Ctx, e.Req
 	f.detached, f.forcible, f.ctxClosed = e.detached, e.forcible, e.ctxClosed
 	e.depth++
 	return f, nil
@@ -128,6 +129,13 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 // A hook reads it rather than the envelope's Ctx: outcomes carry no
 // context upward.
 func (f *Frame[Req, Res]) Context() context.Context { return f.ctx }
+
+// Request returns the request as it was when f was pushed: the one the
+// frame's stage was given, whatever the stages below did to it since. A
+// hook reads it rather than the envelope's Req, which the path holder
+// below may be changing while an outcome is forced from above it (a
+// Timeout's deadline).
+func (f *Frame[Req, Res]) Request() Req { return f.req }
 
 // Pos returns f's index in its envelope, for CompleteAt.
 func (f *Frame[Req, Res]) Pos() int { return f.pos }

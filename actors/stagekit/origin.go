@@ -58,7 +58,7 @@ func NewChildOf[Req, Res any](pool *sync.Pool, o *Origin[Req, Res], ctx context.
 	e.ctxClosed = o.ctxClosed && ctx == o.ctx
 	e.Ctx, e.Req = ctx, req
 	e.refs = 1 // a pooled envelope is ours alone: no fence (see Envelope.refs)
-	e.frames[0].hook, e.frames[0].env, e.frames[0].ctx = h, e, ctx
+	e.frames[0].hook, e.frames[0].env, e.frames[0].ctx, e.frames[0].req = h, e, ctx, req
 	e.depth = 1
 	return e
 }

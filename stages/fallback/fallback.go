@@ -13,9 +13,9 @@ import (
 )
 
 // Func computes the outcome of a call that failed with err. It runs on the
-// caller's goroutine with the call's context. req is the request as the
-// stages inside the fallback left it: a Filter inside that rewrites
-// requests hands it the rewritten one.
+// caller's goroutine with the call's context. req is the request as it
+// came to the fallback stage: a Filter inside that rewrites requests does
+// not change what the fallback is given.
 type Func[Req, Res any] func(ctx context.Context, req Req, err error) (Res, error)
 
 // To returns a Func that sends the failed call's request to alt, an
@@ -178,7 +178,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	// The request as it came to the stage: its run is the caller's,
 	// whatever the stages inside did to it.
 	o := f.Origin()
-	stagekit.NewChildOf(b.children, &o, ctx, e.Req, r).HandToCaller(r)
+	stagekit.NewChildOf(b.children, &o, ctx, f.Request(), r).HandToCaller(r)
 	return res, err, true
 }
 

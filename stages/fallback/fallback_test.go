@@ -187,6 +187,40 @@ func TestFB1_ItAnswersTheFailuresOfTheStagesInsideIt(t *testing.T) {
 	})
 }
 
+// The fallback is given the request as it came to the stage: a Filter
+// inside that rewrites requests does not change it, and a Timeout inside
+// that forces the outcome while an AsyncFilter below it rewrites the
+// request does not hand the fallback a request still being written.
+//
+// spec: FB1, EG1
+func TestTheFallbackIsGivenTheRequestAsItCameToTheStage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		plusOne := func(v int) (int, error) { return v + 1, nil }
+		var seen error
+		st, err := stages.Stack[int, int]().Fallback(cached(&seen)).Filter(plusOne).Build(sys, failing)
+		require.NoError(t, err)
+		out, err := troupe.Do(context.Background(), st, 4)
+		require.NoError(t, err)
+		assert.Equal(t, 40, out, "the fallback got 4, not the 5 the filter sent on")
+		assert.ErrorIs(t, seen, err503)
+
+		// The check ignores its context and rewrites the request at the
+		// very instant the deadline passes.
+		late := func(_ context.Context, v int) (int, error) {
+			time.Sleep(time.Second)
+			return v + 1, nil
+		}
+		hang := actors.Func(func(ctx context.Context, _ int) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
+		timed, err := stages.Stack[int, int]().Fallback(cached(&seen)).Timeout(time.Second).AsyncFilter(late).Build(sys, hang)
+		require.NoError(t, err)
+		out, err = troupe.Do(context.Background(), timed, 7)
+		require.NoError(t, err)
+		assert.Equal(t, 70, out)
+		assert.ErrorIs(t, seen, timeout.ErrTimeout)
+	})
+}
+
 // spec: FB1, CORE6
 func TestFB1_NoFallbackOnceTheCallersContextEnded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
