@@ -60,7 +60,8 @@ func WithLogger(l *slog.Logger) Option { return Option(stagekit.WithLogger(l)) }
 // WithDroppedPermitCheck sets how long a caller may wait for a slot of a
 // stage that issued permits before the stage runs the garbage collector, so
 // that a permit dropped without Call or Release gives its slot back (1 s by
-// default; d <= 0 turns it off).
+// default; d <= 0 turns it off). The check repeats every d while the caller
+// waits.
 func WithDroppedPermitCheck(d time.Duration) Option {
 	return Option(stagekit.WithDroppedPermitCheck(d))
 }

@@ -2,7 +2,6 @@ package stagekit
 
 import (
 	"context"
-	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
@@ -72,7 +71,7 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 			inLine = true
 		}
 	}
-	var t *time.Timer
+	var t *droppedCheck
 	if inLine {
 		t = s.droppedWatch()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -191,10 +192,38 @@ func (m *machine) awaitCalls(t *rapid.T, bound time.Duration, why string) {
 		select {
 		case <-c.done:
 		case <-end.C:
-			t.Fatalf("%s: %v still has no outcome after %v\nstages: %s\n%s", why, c, bound+m.margin, m.s.counters(), goroutines())
+			if bound == 0 || !m.awaitDropped(c) { // after Shutdown (0) every call must have its outcome
+				t.Fatalf("%s: %v still has no outcome after %v\nstages: %s\n%s", why, c, bound+m.margin, m.s.counters(), goroutines())
+			}
 		}
 	}
 	m.checkCalls(t)
+}
+
+// awaitDropped gives call c, stuck past its bound while the sequence has a
+// dropped permit out, until its own deadline plus the margin, collecting
+// meanwhile; it reports whether c then had its outcome. A dropped permit
+// comes back only once every permit of its block is unreachable too (see
+// troupe.PermitSource), and something this test cannot see (the runtime's
+// own references, one of its goroutines just gone) may keep a block-mate
+// reachable past the stages' forced collections: seen in about 1 run in 10
+// under -race, each time reclaimed by a later collection. The library's
+// bound, under control, is tested in package stagekit.
+func (m *machine) awaitDropped(c *call) bool {
+	if m.dropped == 0 || troupe.LeakedPermits()-m.leaked0 >= uint64(m.dropped) {
+		return false
+	}
+	end := c.bound.Add(m.margin)
+	for time.Now().Before(end) {
+		runtime.GC()
+		select {
+		case <-c.done:
+			count("a dropped permit kept past the settle bound")
+			return true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 func sprint(v any) string { return fmt.Sprint(v) }

@@ -101,7 +101,10 @@ func (s *stack) outer() staged { return s.stages[len(s.stages)-1] }
 // build draws a stack and builds it in a new actor system.
 func build(t *rapid.T, w *world) *stack {
 	n := rapid.IntRange(2, 5).Draw(t, "stages")
-	opts := []actors.Option{actors.WithLogger(slog.New(handler{&w.drops}))}
+	// The dropped-permit check at a quarter of its default, well within
+	// the settle bound (1 s plus the margin); the default is tested in
+	// package stagekit.
+	opts := []actors.Option{actors.WithLogger(slog.New(handler{&w.drops})), actors.WithDroppedPermitCheck(droppedCheck)}
 	if n%2 == 1 {
 		// Half the stacks report to an observer that checks its events.
 		// Decided by a draw made anyway, so that the sequences of the

@@ -65,16 +65,17 @@ const (
 
 // Bounds of the operations, in real time (see bounded).
 const (
-	reserveWait  = 15 * time.Millisecond // a Reserve's deadline
-	callDeadline = 5 * time.Second       // a call's own deadline: the safety net
-	closeShort   = 20 * time.Millisecond // a short Close's deadline
-	closeLong    = 3 * time.Second       // a long Close's deadline
-	closePeek    = 30 * time.Millisecond // how long a long Close runs before the downstream is told to finish
-	settleBound  = 1 * time.Second       // for the calls to end once the downstream answers everything
-	maxFullSet   = 64                    // reservations of the full-set check, for an outermost stage with no limit of its own
-	steps        = 50                    // operations per sequence, on average (before a Close ends it)
-	postCloseOps = 4                     // operations on a closed stack before the sequence ends
-	maxFaults    = 4                     // failures injected per sequence: below any restart intensity
+	reserveWait  = 15 * time.Millisecond  // a Reserve's deadline
+	callDeadline = 5 * time.Second        // a call's own deadline: the safety net
+	closeShort   = 20 * time.Millisecond  // a short Close's deadline
+	closeLong    = 3 * time.Second        // a long Close's deadline
+	closePeek    = 30 * time.Millisecond  // how long a long Close runs before the downstream is told to finish
+	settleBound  = 1 * time.Second        // for the calls to end once the downstream answers everything
+	droppedCheck = 250 * time.Millisecond // the systems' dropped-permit check (see build)
+	maxFullSet   = 64                     // reservations of the full-set check, for an outermost stage with no limit of its own
+	steps        = 50                     // operations per sequence, on average (before a Close ends it)
+	postCloseOps = 4                      // operations on a closed stack before the sequence ends
+	maxFaults    = 4                      // failures injected per sequence: below any restart intensity
 )
 
 var (
