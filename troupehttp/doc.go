@@ -3,7 +3,9 @@
 // Client, over an *http.Client), so a troupe stack can send them, and an
 // http.RoundTripper over any troupe stack (Transport), so the stack can sit
 // inside an http.Client or an httputil.ReverseProxy; with the helpers that
-// make retries of HTTP requests correct and a proxy's errors statuses.
+// make retries of HTTP requests correct and a proxy's errors statuses. On
+// the server side, Handler puts an http.Handler behind any admission stack
+// over the Serve leaf (see Handler).
 //
 //	stack, err := stages.Stack[*http.Request, *http.Response]().
 //		Limit(64).
