@@ -24,10 +24,16 @@ type CallerAdmitter interface {
 // retry's session) rather than a forward as it is.
 //
 // RequestOnCaller handles e, which the sender holds with its slot and with
-// a unit of the inner service reserved for it, as Request would: it sends
-// e on with that unit (Stage.SendOnCaller) or gives the unit back and
-// answers e (Stage.Respond); the slot is the behavior's to free. Ordinary
-// runs on the actor after every message: it reports whether the behavior's
+// a unit of the inner service reserved for it, as Request would, and
+// reports true: it sends e on with that unit (Stage.SendOnCaller) or gives
+// the unit back and answers e (Stage.Respond); the slot is the behavior's
+// to free. Or it reports false, having changed nothing, to leave e to the
+// actor's path: a behavior whose admission is decided with the request's
+// own work (an adaptive limit's gate, taken with the call's frame) declines
+// the requests it does not admit; the runtime then gives the unit back and
+// sends e the actor's way. A stage spawned with HoldUntilOutcome has put
+// its own frame on e already, and must take every request. Ordinary runs
+// on the actor after every message: it reports whether the behavior's
 // state admits the caller's path (a retry with sessions in line for an
 // inner unit does not: they go first).
 //
@@ -35,7 +41,7 @@ type CallerAdmitter interface {
 // actor: it must be safe for concurrent use with the behavior's other
 // methods.
 type CallerRequester[Req, Res any] interface {
-	RequestOnCaller(s *Stage[Req, Res], e *Envelope[Req, Res])
+	RequestOnCaller(s *Stage[Req, Res], e *Envelope[Req, Res]) (taken bool)
 	Ordinary() bool
 }
 
@@ -111,8 +117,19 @@ func (s *Stage[Req, Res]) forwardOnCaller(e *Envelope[Req, Res]) bool {
 		}
 	}
 	if h != nil && h.onReq != nil {
-		h.onReq.RequestOnCaller(s, e)
-		return true
+		if h.onReq.RequestOnCaller(s, e) {
+			return true
+		}
+		if s.hold {
+			// Its own frame is on e: e cannot take the actor's path now.
+			invariant("a HoldUntilOutcome stage's RequestOnCaller declined a request")
+			s.inner.Unreserve()
+			var zero Res
+			e.Answer(zero, s.Rejected(ErrTooDeep))
+			return true
+		}
+		s.inner.Unreserve()
+		return false
 	}
 	if !s.hold {
 		s.mb.Free()

@@ -87,13 +87,18 @@ func TestAStageInItsOrdinaryStateIsCrossedOnTheCallersGoroutine(t *testing.T) {
 type sessionStarter struct {
 	takenCounter
 	onCaller atomic.Int32
-	busy     bool // actor
+	busy     bool           // actor
+	decline  func(int) bool // set before the first request: the requests it leaves to the actor
 }
 
-func (b *sessionStarter) RequestOnCaller(s *stagekit.Stage[int, int], e *stagekit.Envelope[int, int]) {
+func (b *sessionStarter) RequestOnCaller(s *stagekit.Stage[int, int], e *stagekit.Envelope[int, int]) bool {
+	if b.decline != nil && b.decline(e.Req) {
+		return false
+	}
 	b.onCaller.Add(1)
 	s.Mailbox().Free()
 	s.SendOnCaller(e)
+	return true
 }
 
 func (b *sessionStarter) Ordinary() bool { return !b.busy }
@@ -138,5 +143,34 @@ func TestABehaviourThatStartsItsOwnWorkDoesItOnTheCallerWhileOrdinary(t *testing
 		call(4)
 		assert.EqualValues(t, 3, beh.onCaller.Load(), "ordinary again")
 		require.NoError(t, st.Close(context.Background()))
+	})
+}
+
+// A behaviour whose admission is decided with its request's work (an
+// adaptive limit's gate) declines on the caller what it does not admit
+// there: the request takes the actor's path, its inner unit given back,
+// and has its outcome as any other.
+//
+// spec: PT1
+func TestARequestTheCallersPathDeclinesTakesTheActorsPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		inner, err := stagekit.Spawn[int, int](sys, stagekit.Config{Name: "inner", Capacity: 1, HoldUntilOutcome: true, CallerPath: true},
+			stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil }), &takenCounter{})
+		require.NoError(t, err)
+		beh := &sessionStarter{decline: func(v int) bool { return v%2 == 1 }}
+		st, err := stagekit.Spawn[int, int](sys, stagekit.Config{Name: "sessions", CallerPath: true}, inner, beh)
+		require.NoError(t, err)
+		for v := range 4 {
+			got, err := troupe.Do(context.Background(), st, v)
+			require.NoError(t, err)
+			require.Equal(t, v, got)
+		}
+		assert.EqualValues(t, 2, beh.onCaller.Load(), "0 and 2 on the caller")
+		assert.EqualValues(t, 2, beh.taken.Load(), "1 and 3 on the actor")
+		synctest.Wait()
+		assert.Zero(t, inner.Mailbox().Stats().Used, "the units reserved for the declined requests came back")
+		require.NoError(t, st.Close(context.Background()))
+		require.NoError(t, inner.Close(context.Background()))
 	})
 }

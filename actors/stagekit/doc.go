@@ -45,8 +45,10 @@
 //     request crosses the stage without entering the actor, forwarded as
 //     it is, or as CallerAdmitter.AdmitOnCaller admits it (a rate limit's
 //     spare unit), or handled by CallerRequester.RequestOnCaller (a retry's
-//     session and first attempt, sent with SendOnCaller). Otherwise it takes
-//     the actor's path, exactly as without CallerPath. Those methods run
+//     session and first attempt, sent with SendOnCaller; an adaptive
+//     limit's admission at its gate, which declines when the gate is
+//     closed). Otherwise it takes the actor's path, exactly as without
+//     CallerPath. Those methods run
 //     beside the actor, several at once: they touch only what the behavior
 //     guards itself.
 //   - On whichever goroutine produced the outcome (the caller that ran the

@@ -56,6 +56,10 @@ type mbox struct {
 	// queued or paused) crosses it on its sender's goroutine, at once,
 	// without the stage's turn (troupe's Config.CallerPath: the limit).
 	callerPath bool
+	// afterFirst: the caller's path opens only once the actor has had a
+	// request (an Adaptive limit reports its starting limit with its
+	// first); seen: it has.
+	afterFirst, seen bool
 	// The stages it handed requests on to while it had more work waiting:
 	// they run once it has finished the message it is on, with the stage
 	// free meanwhile (troupe's mailbox.PostFrom, which spreads a loaded
@@ -138,7 +142,7 @@ func (b *mbox) send(r *mreq, k kont) {
 // onCaller hands a request on on its sender's goroutine when the stage
 // allows it and its inner service is ready, and reports whether it did.
 func (b *mbox) onCaller(m *msg) bool {
-	if !b.callerPath || b.parked != nil || len(b.backlog) > 0 || b.pause || len(b.user) > 0 || m.r.ctx.Err() != "" {
+	if !b.callerPath || b.afterFirst && !b.seen || b.parked != nil || len(b.backlog) > 0 || b.pause || len(b.user) > 0 || m.r.ctx.Err() != "" {
 		return false
 	}
 	if !b.inner.tryReserve() {
@@ -239,6 +243,7 @@ func (b *mbox) holdOutcome(m *msg) {
 }
 
 func (b *mbox) onRequest(m *msg) {
+	b.seen = true
 	b.holdOutcome(m)
 	if e := m.r.ctx.Err(); e != "" {
 		b.answer(m, fail(e))

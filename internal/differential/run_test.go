@@ -91,7 +91,7 @@ func (w *world) build(l layer, inner mstage) mstage {
 			return w.limitNoKeep(l.n, inner)
 		}
 		b := w.limit(l.n, inner).(*mbox)
-		b.callerPath = false // its actor hands on every request
+		b.afterFirst = true // its first request reports the starting limit on the actor
 		return b
 	}
 	panic("unknown kind " + l.kind)

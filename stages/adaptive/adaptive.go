@@ -52,7 +52,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 		return nil, err
 	}
 	b := newBehavior[Req, Res](c)
-	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "adaptive", Capacity: c.max}, inner, b)
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "adaptive", Capacity: c.max, CallerPath: true}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("adaptive: %w", err)
 	}

@@ -132,7 +132,7 @@ func (b *behavior[Req, Res]) pump(s *stagekit.Stage[Req, Res]) {
 		}
 		b.unit = false
 		b.queue.pop()
-		b.send(s, e, ep)
+		b.send(s, e, ep, false)
 	}
 	if b.unit && b.queue.len() == 0 {
 		b.unit = false
@@ -164,9 +164,33 @@ func (b *behavior[Req, Res]) reserveInner(s *stagekit.Stage[Req, Res], e *stagek
 	return ok
 }
 
+// RequestOnCaller hands e on from its sender's goroutine, with the inner
+// unit the sender reserved, when the gate admits one more call in flight
+// (stagekit.CallerRequester): what pump does for the first in line. When
+// the gate is closed it declines, and the actor queues e.
+func (b *behavior[Req, Res]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) bool {
+	b.mu.Lock()
+	ep, ok := b.lim.admit()
+	b.mu.Unlock()
+	if !ok {
+		return false
+	}
+	b.send(s, e, ep, true)
+	return true
+}
+
+// Ordinary reports whether requests may cross the stage on their callers'
+// goroutines (stagekit.CallerRequester): once the first request has been
+// seen (its starting limit reported), while none waits in the stage and
+// the stage neither waits for nor keeps an inner unit (actor).
+func (b *behavior[Req, Res]) Ordinary() bool {
+	return b.started && b.queue.len() == 0 && !b.asked && !b.unit
+}
+
 // send hands e on with a unit of the inner service, behind the stage's
-// frame, which measures it (actor).
-func (b *behavior[Req, Res]) send(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res], ep uint64) {
+// frame, which measures it: from the actor, or from e's sender on the
+// caller's path (onCaller).
+func (b *behavior[Req, Res]) send(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res], ep uint64, onCaller bool) {
 	f, err := e.Push(b)
 	if err != nil {
 		b.mu.Lock()
@@ -179,6 +203,10 @@ func (b *behavior[Req, Res]) send(s *stagekit.Stage[Req, Res], e *stagekit.Envel
 	c := b.calls.Get().(*call)
 	c.ctx, c.start, c.epoch = e.Ctx, b.clock.Now(), ep
 	f.Aux = c
+	if onCaller {
+		s.SendOnCaller(e)
+		return
+	}
 	s.SendInner(e)
 }
 

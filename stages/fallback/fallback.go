@@ -137,15 +137,16 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 
 // RequestOnCaller puts the stage's frame on e and sends it on, on the
 // caller's goroutine (stagekit.CallerRequester): Request without the actor.
-func (b *behavior[Req, Res]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+func (b *behavior[Req, Res]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) bool {
 	if _, err := e.Push(b); err != nil {
 		s.Inner().Unreserve()
 		var zero Res
 		s.Respond(e, zero, err)
-		return
+		return true
 	}
 	s.FreeSlot()
 	s.SendOnCaller(e)
+	return true
 }
 
 // Ordinary reports true: the stage has no state of its own that a request

@@ -216,7 +216,7 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 // inner unit reserved for its first attempt (stagekit.CallerRequester):
 // what Request does, and the first attempt sent at once. Its outcome and
 // any retry are the actor's, as for every session.
-func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) bool {
 	ss := b.sessions.Get().(*session[Req, Res, T, P])
 	ss.start(e, b.proto)
 	if b.budget != nil {
@@ -230,9 +230,10 @@ func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], 
 		b.mu.Unlock()
 		var zero Res
 		ss.finish(zero, err)
-		return
+		return true
 	}
 	ss.sendFrom(true)
+	return true
 }
 
 // Ordinary reports whether no session waits in line for an inner unit
