@@ -69,6 +69,7 @@ func (m *machine) start(r req, p *troupe.Permit[req, int]) *call {
 	m.calls = append(m.calls, c)
 	go func() {
 		defer close(c.done)
+		defer cancel() // the call is over: its context's timer goes
 		defer func() {
 			if v := recover(); v != nil {
 				c.panicV = sprint(v) + "\n" + string(debug.Stack())
