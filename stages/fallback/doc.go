@@ -7,6 +7,8 @@
 //   - A call whose outcome is an error that When accepts (by default every
 //     error but the caller's own cancellation) gets the fallback's outcome
 //     instead; a success, or an error When refuses, passes unchanged.
+//     WhenResult decides on the result too: a success it accepts (an empty
+//     or stale response) is answered by the fallback as well.
 //   - The fallback runs on the caller's goroutine, never on the stage's
 //     actor, with the call's context: it may block (read a cache, call
 //     another service) and should honour that context.

@@ -39,9 +39,11 @@ var errNoFunc = fmt.Errorf("fallback: need a fallback function: %w", troupe.ErrB
 type Option func(*options)
 
 type options struct {
-	capacity int
-	when     func(error) bool
-	whenSet  bool
+	capacity  int
+	when      func(error) bool
+	whenSet   bool
+	result    any // func(Res, error) bool, checked by New
+	resultSet bool
 }
 
 // Capacity sets the stage's mailbox capacity. The default, 0, sets no limit
@@ -56,6 +58,25 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 func When(accept func(error) bool) Option {
 	return func(o *options) { o.when, o.whenSet = accept, true }
 }
+
+// WhenResult sets which outcomes the fallback answers, results included:
+// those for which accept returns true (failsafe-go's HandleIf), a success
+// such as an empty or stale response as well as an error. It replaces
+// When. A success it accepts reaches the fallback's Func with an error
+// matching ErrResult (the call did not fail: its result was refused); a
+// fallback that fails then wraps ErrResult as its original error. accept
+// runs where the outcome was produced, possibly a stage's actor: it must
+// not block, and it must be safe for concurrent use; a panic in it is the
+// call's outcome, as one in When. Res is the stage's response type,
+// inferred from accept; a function of other types, or a nil one, is New's
+// error (troupe.ErrBadConfig).
+func WhenResult[Res any](accept func(res Res, err error) bool) Option {
+	return func(o *options) { o.result, o.resultSet = accept, true }
+}
+
+// ErrResult is matched by the error a fallback's Func is given for a
+// success that WhenResult refused.
+var ErrResult = errors.New("fallback: the result was refused")
 
 // Counts are a fallback stage's counters: its Stats' Detail. A plain value.
 type Counts struct {
@@ -94,7 +115,14 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 	case o.whenSet && o.when == nil:
 		return nil, opt.Nil("fallback", "When's function")
 	}
-	b := &behavior[Req, Res]{fn: fn, when: o.when, children: stagekit.NewPool[Req, Res]()}
+	var result func(Res, error) bool
+	if o.resultSet {
+		var ok bool
+		if result, ok = o.result.(func(Res, error) bool); !ok || result == nil {
+			return nil, fmt.Errorf("fallback: WhenResult needs a non-nil func(%T, error) bool: %w", *new(Res), troupe.ErrBadConfig)
+		}
+	}
+	b := &behavior[Req, Res]{fn: fn, when: o.when, result: result, children: stagekit.NewPool[Req, Res]()}
 	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity, CallerPath: true}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("fallback: %w", err)
@@ -120,6 +148,7 @@ type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
 	fn       Func[Req, Res]
 	when     func(error) bool          // nil: the default
+	result   func(Res, error) bool     // WhenResult's; nil: When decides
 	st       *stagekit.Stage[Req, Res] // set by New, before any request
 	children *sync.Pool                // envelopes the fallback runs with
 	taken    atomic.Uint64
@@ -157,16 +186,19 @@ func (b *behavior[Req, Res]) Ordinary() bool { return true }
 // the fallback takes is kept (EventFallback), and the fallback handed to
 // the caller.
 func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	if err == nil || e.Delivered() {
+	if err == nil && b.result == nil || e.Delivered() {
 		return res, err, false
 	}
 	ctx := f.Context() // the caller's, as the stage got it: not one a stage inside made for the work
-	accepted, perr := b.accepts(ctx, err)
+	accepted, perr := b.accepts(ctx, res, err)
 	if perr != nil {
 		return res, b.fail(perr, err), false
 	}
 	if !accepted {
 		return res, err, false
+	}
+	if err == nil {
+		err = ErrResult // a success WhenResult refused: what the observer and the Func are told
 	}
 	if r := b.st.Reporter(); r != nil {
 		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err, Context: ctx}); perr != nil {
@@ -183,17 +215,24 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	return res, err, true
 }
 
-// accepts runs When (or the default) under stagekit.Guard.
-func (b *behavior[Req, Res]) accepts(ctx context.Context, err error) (bool, error) {
+// accepts runs WhenResult or When (or the default) under stagekit.Guard.
+func (b *behavior[Req, Res]) accepts(ctx context.Context, res Res, err error) (bool, error) {
+	if b.result != nil {
+		return stagekit.Guard1("fallback: WhenResult", func() (bool, error) { return b.result(res, err), nil })
+	}
 	if b.when == nil {
 		return ctx.Err() == nil, nil // every error, unless the caller gave up
 	}
 	return stagekit.Guard1("fallback: When", func() (bool, error) { return b.when(err), nil })
 }
 
-// fail is the error of a call whose fallback failed with fbErr.
+// fail is the error of a call whose fallback failed with fbErr; orig is
+// nil when the call succeeded (WhenResult panicked on its result).
 func (b *behavior[Req, Res]) fail(fbErr, orig error) error {
 	b.failed.Add(1)
+	if orig == nil {
+		return fmt.Errorf("%w: %w", ErrFailed, fbErr)
+	}
 	return fmt.Errorf("%w: %w (the original error: %w)", ErrFailed, fbErr, orig)
 }
 

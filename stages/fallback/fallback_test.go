@@ -270,3 +270,49 @@ func ExampleLayer() {
 	fmt.Println(price, err)
 	// Output: 42 <nil>
 }
+
+// WhenResult decides on the result as well as the error (failsafe-go's
+// HandleIf): an empty response is answered by the fallback, which is told
+// ErrResult; a panic in it is the call's outcome; a function of the wrong
+// types, or a nil one, is New's error.
+//
+// spec: PP3, FB1
+func TestAFallbackMayDecideOnTheResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := troupetest.NewSystem(t)
+		empty := actors.Func(func(_ context.Context, v int) (string, error) {
+			if v%2 == 0 {
+				return "", nil
+			}
+			return "fresh", nil
+		})
+		var told error
+		stale := func(_ context.Context, v int, err error) (string, error) {
+			told = err
+			return "stale", nil
+		}
+		refuseEmpty := fallback.WhenResult(func(res string, err error) bool { return err != nil || res == "" })
+		fb, err := fallback.New(sys, empty, stale, refuseEmpty)
+		require.NoError(t, err)
+		out, err := troupe.Do(context.Background(), fb, 2)
+		require.NoError(t, err)
+		assert.Equal(t, "stale", out, "an empty response is answered by the fallback")
+		assert.ErrorIs(t, told, fallback.ErrResult)
+		out, err = troupe.Do(context.Background(), fb, 1)
+		require.NoError(t, err)
+		assert.Equal(t, "fresh", out)
+		assert.Equal(t, fallback.Counts{Taken: 1}, fb.Counts())
+
+		boom := fallback.WhenResult(func(string, error) bool { panic("a bug in WhenResult") })
+		fb2, err := fallback.New(sys, empty, stale, boom)
+		require.NoError(t, err)
+		_, err = troupe.Do(context.Background(), fb2, 1)
+		assert.ErrorIs(t, err, fallback.ErrFailed)
+		assert.ErrorIs(t, err, troupe.ErrPanic)
+
+		_, err = fallback.New(sys, empty, stale, fallback.WhenResult(func(int, error) bool { return true }))
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "a function of another response type")
+		_, err = fallback.New(sys, empty, stale, fallback.WhenResult[string](nil))
+		assert.ErrorIs(t, err, troupe.ErrBadConfig)
+	})
+}
