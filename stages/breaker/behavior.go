@@ -186,6 +186,17 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	b.settle(nil)
 }
 
+// force moves the breaker to state to now (Breaker.Open, HalfOpen and
+// Reset), from any goroutine: the machine is guarded by mu, as for the
+// senders' admissions.
+func (b *behavior[Req, Res]) force(to State) {
+	now := b.clock.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.m.force(to, now)
+	b.settle(nil)
+}
+
 // RejectReason says that ErrOpen is the breaker's refusal, for the
 // observer (stagekit.Rejecter).
 func (b *behavior[Req, Res]) RejectReason(err error) troupe.Reason {

@@ -75,4 +75,23 @@ func (br *Breaker[Req, Res]) State() State { return br.b.snapshot().State }
 // Snapshot returns the breaker's state and counts now.
 func (br *Breaker[Req, Res]) Snapshot() Snapshot { return br.b.snapshot() }
 
+// Open opens the breaker now, an operator's decision (a downstream known
+// to be down for maintenance): calls are refused with ErrOpen for the next
+// open delay, which then ends as any opening's does, in HalfOpen. An open
+// breaker stays as it is. OnStateChange and the observer are told of the
+// change as of any other; the calls in flight when it opens no longer
+// count.
+func (br *Breaker[Req, Res]) Open() { br.b.force(Open) }
+
+// HalfOpen moves the breaker to HalfOpen now, an operator's decision: its
+// trial calls go, and their outcomes close it or open it again. A breaker
+// HalfOpen already stays as it is.
+func (br *Breaker[Req, Res]) HalfOpen() { br.b.force(HalfOpen) }
+
+// Reset closes the breaker now (failsafe-go's Close; Close itself closes
+// the stage): its window is cleared and its consecutive openings are
+// forgotten, so that the next opening waits OpenDelay again. A closed
+// breaker has its window cleared too.
+func (br *Breaker[Req, Res]) Reset() { br.b.force(Closed) }
+
 func isRestart(err error) bool { return errors.Is(err, troupe.ErrRestarted) }

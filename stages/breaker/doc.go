@@ -83,6 +83,11 @@
 // do not count, and like its two errors, OpenError.State tells a refusal
 // while open from one while the trials run.
 //
+// Operators move it by hand: Open (a downstream known to be down), HalfOpen
+// (let the trials decide now) and Reset (closed, its window cleared and its
+// consecutive openings forgotten), as failsafe-go's Open, HalfOpen and
+// Close; each change is told as any other.
+//
 // An observer attached to the stack (troupe.Observer) is told of every
 // change as OnStateChange is, in the same order and on the same goroutine
 // (troupe.EventStateChanged, "closed", "open", "half-open"), and of every

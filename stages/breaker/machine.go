@@ -151,6 +151,33 @@ func nextDelay(n int, prev time.Duration, o *options) time.Duration {
 	return min(sat.Scale(prev, o.factor), o.maxDelay)
 }
 
+// force moves the machine to state to now, an operator's decision: Open
+// for the next open delay (its alarm ends it as any opening's), HalfOpen
+// with a fresh set of trials, Closed with its window cleared and its
+// consecutive openings forgotten (a reset, also when it is Closed already).
+// A move to the state it is in changes nothing else.
+func (m *machine) force(to State, now time.Time) {
+	now = m.at(now)
+	m.advance(now)
+	switch to {
+	case Open:
+		if m.state != Open {
+			m.open(now)
+		}
+	case HalfOpen:
+		if m.state != HalfOpen {
+			m.admitted, m.trial = 0, tally{}
+			m.to(HalfOpen, now)
+		}
+	case Closed:
+		m.openings = 0
+		m.win.reset(now)
+		if m.state != Closed {
+			m.to(Closed, now)
+		}
+	}
+}
+
 // at returns now, or the clock's time if now is zero.
 func (m *machine) at(now time.Time) time.Time {
 	if now.IsZero() {

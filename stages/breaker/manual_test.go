@@ -1,0 +1,66 @@
+package breaker_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/troupe-go/troupe/stages/breaker"
+)
+
+// An operator opens, half-opens and resets the breaker by hand
+// (failsafe-go's Open, HalfOpen and Close): an opened breaker refuses calls
+// for its open delay, then lets its trials through; a half-opened one lets
+// its trials decide; a reset one forgets its window and its consecutive
+// openings. OnStateChange hears of each change, and a move to the state it
+// is in changes nothing.
+//
+// spec: PP1
+func TestAnOperatorOpensHalfOpensAndResetsTheBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		br, f := overFake(t, rec.option(), breaker.CountWindow(4), breaker.MinCalls(4),
+			breaker.OpenDelay(time.Minute), breaker.GrowOpenDelay(2, time.Hour), breaker.HalfOpenTrials(1))
+		start := time.Now()
+		require.NoError(t, run(br, ok, fail, ok))
+
+		br.Open()
+		br.Open() // open already: the same opening
+		assert.Equal(t, breaker.Open, br.State())
+		oe := openErr(t, run(br, ok))
+		assert.Equal(t, start.Add(time.Minute), oe.RetryAt, "for the open delay")
+		assert.EqualValues(t, 3, f.calls.Load(), "refused before the service")
+
+		at(start, time.Minute)
+		assert.Equal(t, breaker.HalfOpen, br.State(), "its delay ends as any opening's")
+		require.ErrorIs(t, run(br, fail), errDown)
+		oe = openErr(t, run(br, ok))
+		assert.Equal(t, start.Add(3*time.Minute), oe.RetryAt, "the failed trial opened it again, for a grown delay")
+
+		br.Reset()
+		assert.Equal(t, breaker.Closed, br.State())
+		require.ErrorIs(t, run(br, fail, fail, fail), errDown)
+		assert.Equal(t, 3, br.Snapshot().Failures)
+		br.Reset() // closed already: the window is cleared
+		assert.Zero(t, br.Snapshot().Calls)
+		require.ErrorIs(t, run(br, fail, fail, fail, fail), errDown)
+		oe = openErr(t, run(br, ok))
+		assert.Equal(t, time.Now().Add(time.Minute), oe.RetryAt, "the reset forgot the consecutive openings: OpenDelay again")
+
+		br.HalfOpen()
+		br.HalfOpen() // half-open already: the same trials
+		assert.Equal(t, breaker.HalfOpen, br.State())
+		require.NoError(t, run(br, ok))
+		assert.Equal(t, breaker.Closed, br.State(), "the trial closed it")
+
+		synctest.Wait()
+		var got []string
+		for _, c := range rec.changes() {
+			got = append(got, c.From.String()+">"+c.To.String())
+		}
+		assert.Equal(t, []string{"closed>open", "open>half-open", "half-open>open", "open>closed", "closed>open", "open>half-open", "half-open>closed"}, got)
+	})
+}
