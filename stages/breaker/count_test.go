@@ -27,7 +27,7 @@ func TestCB1_ACountWindowJudgesTheLastNCalls(t *testing.T) {
 		start := time.Now()
 		sec := func(s step) step { return slowly(time.Second, s) }
 		require.NoError(t, run(br, sec(fail), sec(ok), sec(ok), sec(fail), sec(ok)), "the last call succeeded")
-		assert.Equal(t, breaker.Snapshot{State: closed, Since: start, Calls: 3, Failures: 1}, br.Snapshot(), "the window holds ok F ok")
+		assert.Equal(t, breaker.Snapshot{State: closed, Since: start, Calls: 3, Failures: 1, FailureRate: 1.0 / 3, ConsecutiveSuccesses: 1}, br.Snapshot(), "the window holds ok F ok")
 		require.ErrorIs(t, run(br, sec(fail)), errDown, "the call that trips the breaker gets its own outcome")
 		assert.Equal(t, []change{{closed, open, 6 * time.Second}}, rec.changes(), "opened by the sixth outcome, before its caller had it")
 		assert.Equal(t, breaker.Snapshot{State: open, Since: start.Add(6 * time.Second), RetryAt: start.Add(16 * time.Second), Openings: 1}, br.Snapshot())
@@ -57,7 +57,7 @@ func TestCB1_ARateThatMeetsItsThresholdExactlyOpens(t *testing.T) {
 		br, _ := overFake(t, breaker.CountWindow(10), breaker.FailureRate(0.3))
 		require.NoError(t, run(br, ok, ok, ok, ok, ok, ok, ok, ok))
 		require.ErrorIs(t, run(br, fail, fail), errDown)
-		assert.Equal(t, breaker.Snapshot{State: closed, Since: br.Snapshot().Since, Calls: 10, Failures: 2}, br.Snapshot())
+		assert.Equal(t, breaker.Snapshot{State: closed, Since: br.Snapshot().Since, Calls: 10, Failures: 2, FailureRate: 0.2, ConsecutiveFailures: 2}, br.Snapshot())
 		require.ErrorIs(t, run(br, fail), errDown)
 		assert.Equal(t, open, br.State(), "3 in the last 10")
 	})

@@ -72,7 +72,8 @@
 // the caller's own cancellation is never a failure.
 //
 // sony/gobreaker trips on counts (ReadyToTrip, by default more than five
-// consecutive failures) that are cleared every Interval, lets MaxRequests calls
+// consecutive failures, which ConsecutiveFailures(6) gives here beside the
+// rates) that are cleared every Interval, lets MaxRequests calls
 // through half-open and reopens on the first failure among them, and
 // always waits the same Timeout while open. Here a rate over a sliding
 // window does not forget everything at an interval's boundary nor trip on

@@ -29,6 +29,10 @@ type machine struct {
 	since time.Time
 	epoch uint64 // bumped at every change: the calls admitted before no longer count
 
+	// The outcomes in a row in this state, failures or successes (one of
+	// them is 0); a change of state starts them over.
+	failRun, okRun int
+
 	// HalfOpen: trial calls admitted (under way or decided) and the
 	// outcomes of those decided.
 	admitted int
@@ -98,10 +102,17 @@ func (m *machine) forget() {
 // minimum number of calls and a rate reaches its threshold; in HalfOpen,
 // once every trial call has its outcome.
 func (m *machine) record(failed, slow bool, now time.Time) {
+	if failed {
+		m.failRun, m.okRun = m.failRun+1, 0
+	} else {
+		m.failRun, m.okRun = 0, m.okRun+1
+	}
 	switch m.state {
 	case Closed:
 		m.win.add(now, failed, slow)
-		if t := m.win.totals(now); t.calls >= m.o.minCalls && m.trips(t) {
+		if m.o.consecutive > 0 && m.failRun >= m.o.consecutive {
+			m.open(now)
+		} else if t := m.win.totals(now); t.calls >= m.o.minCalls && m.trips(t) {
 			m.open(now)
 		}
 	case HalfOpen:
@@ -190,13 +201,15 @@ func (m *machine) to(s State, at time.Time) {
 	m.changes = append(m.changes, change{from: m.state, to: s})
 	m.state, m.since = s, at
 	m.epoch++
+	m.failRun, m.okRun = 0, 0
 }
 
 // snapshot returns the machine's state now, but for InFlight, which is the
 // behavior's.
 func (m *machine) snapshot(now time.Time) Snapshot {
 	m.advance(now)
-	s := Snapshot{State: m.state, Since: m.since, Openings: m.openings, Refused: m.refused}
+	s := Snapshot{State: m.state, Since: m.since, Openings: m.openings, Refused: m.refused,
+		ConsecutiveFailures: m.failRun, ConsecutiveSuccesses: m.okRun}
 	switch m.state {
 	case Closed:
 		t := m.win.totals(now)
@@ -205,6 +218,10 @@ func (m *machine) snapshot(now time.Time) Snapshot {
 		s.RetryAt = m.retryAt
 	case HalfOpen:
 		s.Calls, s.Failures, s.Slow = m.trial.calls, m.trial.failures, m.trial.slow
+	}
+	if s.Calls > 0 {
+		s.FailureRate = float64(s.Failures) / float64(s.Calls)
+		s.SlowRate = float64(s.Slow) / float64(s.Calls)
 	}
 	return s
 }

@@ -64,3 +64,31 @@ func TestAnOperatorOpensHalfOpensAndResetsTheBreaker(t *testing.T) {
 		assert.Equal(t, []string{"closed>open", "open>half-open", "half-open>open", "open>closed", "closed>open", "open>half-open", "half-open>closed"}, got)
 	})
 }
+
+// ConsecutiveFailures opens the breaker after n failures in a row while
+// closed, whatever the window's rate: gobreaker's default ReadyToTrip
+// (more than 5 consecutive failures) is ConsecutiveFailures(6). A success
+// starts the count over, and so does a change of state; the caller's own
+// cancellation does not count. The snapshot gives the runs and the rates.
+//
+// spec: PP1
+func TestConsecutiveFailuresOpenTheBreakerAsGobreakerDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br, f := overFake(t, breaker.ConsecutiveFailures(6), breaker.OpenDelay(time.Minute), breaker.HalfOpenTrials(1))
+		require.ErrorIs(t, run(br, fail, fail, fail, fail, fail), errDown)
+		s := br.Snapshot()
+		assert.Equal(t, 5, s.ConsecutiveFailures)
+		assert.Equal(t, 1.0, s.FailureRate)
+		require.NoError(t, run(br, ok))
+		assert.Equal(t, 1, br.Snapshot().ConsecutiveSuccesses, "a success starts the run over")
+		require.ErrorIs(t, run(br, fail, fail, fail, fail, fail), errDown)
+		assert.Equal(t, breaker.Closed, br.State(), "5 in a row: not more than 5")
+		require.ErrorIs(t, run(br, fail), errDown)
+		assert.Equal(t, breaker.Open, br.State(), "the sixth in a row")
+		assert.EqualValues(t, 12, f.calls.Load())
+		assert.Zero(t, br.Snapshot().ConsecutiveFailures, "the opening started the count over")
+
+		_, err := breaker.New[step, int](nil, nil, breaker.ConsecutiveFailures(0))
+		assert.ErrorIs(t, err, breaker.ErrBadThreshold)
+	})
+}

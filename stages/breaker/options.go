@@ -50,6 +50,8 @@ type options struct {
 	classifySet bool
 	onChange    func(from, to State)
 	onChangeSet bool
+	consecutive int // ConsecutiveFailures; 0: none
+	consecSet   bool
 }
 
 func defaults() options {
@@ -138,6 +140,17 @@ func OnStateChange(f func(from, to State)) Option {
 	return func(o *options) { o.onChange, o.onChangeSet = f, true }
 }
 
+// ConsecutiveFailures makes the breaker also open after n failures in a
+// row while closed, whatever its window's rates (gobreaker's default
+// ReadyToTrip is ConsecutiveFailures(6), "more than 5"; failsafe-go's
+// WithFailureThreshold(n) is ConsecutiveFailures(n)). A success, or a
+// change of state, starts the count over; the outcomes its classifier
+// does not count (the caller's own cancellation) leave it as it is. n
+// must be at least 1.
+func ConsecutiveFailures(n int) Option {
+	return func(o *options) { o.consecutive, o.consecSet = n, true }
+}
+
 // check validates o and fills in the defaults that depend on others.
 func (o *options) check() error {
 	switch {
@@ -159,6 +172,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: growth factor %v is not at least 1", ErrBadDelay, o.factor)
 	case o.factor > 1 && o.maxDelay < o.delay:
 		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
+	case o.consecSet && o.consecutive < 1:
+		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
 	case o.classifySet && o.classify == nil, o.onChangeSet && o.onChange == nil:
 		return fmt.Errorf("%w: nil classifier or OnStateChange", ErrBadFunc)
 	}

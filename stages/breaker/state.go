@@ -50,6 +50,12 @@ type Snapshot struct {
 	// window now; in HalfOpen, the trial calls' outcomes so far; in Open,
 	// none. A call can be both a failure and slow.
 	Calls, Failures, Slow int
+	// FailureRate and SlowRate are Failures and Slow over Calls (0 with no
+	// calls): the rates the breaker judges.
+	FailureRate, SlowRate float64
+	// ConsecutiveFailures and ConsecutiveSuccesses count the outcomes in a
+	// row in this state (one of them is 0); see ConsecutiveFailures.
+	ConsecutiveFailures, ConsecutiveSuccesses int
 	// InFlight counts the calls let through in this state whose outcome
 	// is not in yet (in HalfOpen, the trial calls under way).
 	InFlight int

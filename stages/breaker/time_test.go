@@ -41,7 +41,7 @@ func TestCB1_ATimeWindowForgetsOutcomesWithTheirBucket(t *testing.T) {
 			at(rec.start, 10*time.Second-time.Nanosecond)
 			assert.Equal(t, 1, br.Snapshot().Failures, "still in the window")
 			at(rec.start, 10*time.Second)
-			assert.Equal(t, breaker.Snapshot{State: closed, Since: rec.start}, br.Snapshot(), "gone with its bucket")
+			assert.Equal(t, breaker.Snapshot{State: closed, Since: rec.start, ConsecutiveFailures: 1}, br.Snapshot(), "gone with its bucket (the run of failures is not the window's)")
 			require.ErrorIs(t, run(br, fail), errDown)
 			assert.Equal(t, closed, br.State(), "one call in the window, below the minimum")
 			assert.Empty(t, rec.changes())
