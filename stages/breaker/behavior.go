@@ -32,6 +32,7 @@ type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
 	o        *options
 	classify func(Res, error) bool // nil: every error is a failure
+	exclude  func(Res, error) bool // nil: every outcome counts
 	clocked  bool                  // slow calls or a time window: outcomes need the time
 	clock    stagekit.Clock
 	alarm    *stagekit.Alarm
@@ -122,6 +123,12 @@ func (b *behavior[Req, Res]) judge(caller context.Context, res Res, err error) (
 	if err != nil {
 		if cerr := caller.Err(); cerr != nil && errors.Is(err, cerr) {
 			return false, false, nil // the caller gave up
+		}
+	}
+	if b.exclude != nil {
+		excluded, perr := stagekit.Guard1("breaker: Exclude", func() (bool, error) { return b.exclude(res, err), nil })
+		if perr != nil || excluded {
+			return false, false, perr
 		}
 	}
 	if b.classify == nil {

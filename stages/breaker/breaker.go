@@ -41,6 +41,14 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 		}
 		b.classify = c
 	}
+	if o.exclude != nil {
+		x, ok := o.exclude.(func(Res, error) bool)
+		if !ok {
+			var zero Res
+			return nil, fmt.Errorf("%w: Exclude's function is a %T, the stage's responses are %T", ErrBadFunc, o.exclude, zero)
+		}
+		b.exclude = x
+	}
 	host, err := stagekit.HostFrom(h)
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)

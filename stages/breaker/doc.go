@@ -73,7 +73,7 @@
 //
 // sony/gobreaker trips on counts (ReadyToTrip, by default more than five
 // consecutive failures, which ConsecutiveFailures(6) gives here beside the
-// rates) that are cleared every Interval, lets MaxRequests calls
+// rates; IsExcluded is Exclude) that are cleared every Interval, lets MaxRequests calls
 // through half-open and reopens on the first failure among them, and
 // always waits the same Timeout while open. Here a rate over a sliding
 // window does not forget everything at an interval's boundary nor trip on

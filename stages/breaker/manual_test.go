@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -8,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/stages/breaker"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // An operator opens, half-opens and resets the breaker by hand
@@ -90,5 +93,35 @@ func TestConsecutiveFailuresOpenTheBreakerAsGobreakerDoes(t *testing.T) {
 
 		_, err := breaker.New[step, int](nil, nil, breaker.ConsecutiveFailures(0))
 		assert.ErrorIs(t, err, breaker.ErrBadThreshold)
+	})
+}
+
+// Exclude leaves outcomes out of the counts (gobreaker's IsExcluded): a
+// not-found answer counts neither as a failure nor as a success, in the
+// window, the trials and the runs; a panic in it is the call's outcome.
+//
+// spec: PP1
+func TestExcludedOutcomesCountNeitherWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errNotFound := errors.New("not found")
+		notFound := step{err: errNotFound}
+		br, _ := overFake(t, breaker.CountWindow(3), breaker.MinCalls(3), breaker.FailureRate(1),
+			breaker.Exclude(func(_ int, err error) bool { return errors.Is(err, errNotFound) }))
+		require.ErrorIs(t, run(br, fail, notFound, fail, notFound), errNotFound)
+		s := br.Snapshot()
+		assert.Equal(t, 2, s.Calls, "the not-founds are not in the window")
+		assert.Equal(t, 2, s.ConsecutiveFailures, "nor do they break the run")
+		require.ErrorIs(t, run(br, fail), errDown)
+		assert.Equal(t, breaker.Open, br.State())
+
+		boom, _ := overFake(t, breaker.Exclude(func(int, error) bool { panic("a bug in Exclude") }))
+		err := run(boom, ok)
+		assert.ErrorIs(t, err, troupe.ErrPanic)
+		assert.Zero(t, boom.Snapshot().Calls)
+
+		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude(func(string, error) bool { return false }))
+		assert.ErrorIs(t, err, breaker.ErrBadFunc, "a function of another response type")
+		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude[int](nil))
+		assert.ErrorIs(t, err, breaker.ErrBadFunc)
 	})
 }

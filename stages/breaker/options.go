@@ -48,6 +48,8 @@ type options struct {
 	maxDelay    time.Duration
 	classify    any // func(Res, error) bool, checked by New
 	classifySet bool
+	exclude     any // func(Res, error) bool, checked by New
+	excludeSet  bool
 	onChange    func(from, to State)
 	onChangeSet bool
 	consecutive int // ConsecutiveFailures; 0: none
@@ -151,6 +153,24 @@ func ConsecutiveFailures(n int) Option {
 	return func(o *options) { o.consecutive, o.consecSet = n, true }
 }
 
+// Exclude sets which outcomes count neither way (gobreaker's IsExcluded):
+// those for which excluded returns true are left out of the window, the
+// trials and the runs, as the caller's own cancellation is (a trial
+// excluded gives its place to the next call). It is asked before Classify.
+// Res is the stage's response type, inferred from excluded; a function of
+// another type, or a nil one, is New's error (ErrBadFunc). It runs where
+// the outcome was produced: it must not block, and must be safe for
+// concurrent use; a panic in it is the call's outcome (an error matching
+// troupe.ErrPanic), and the call is not counted.
+func Exclude[Res any](excluded func(res Res, err error) bool) Option {
+	return func(o *options) {
+		o.exclude, o.excludeSet = excluded, true
+		if excluded == nil {
+			o.exclude = nil
+		}
+	}
+}
+
 // check validates o and fills in the defaults that depend on others.
 func (o *options) check() error {
 	switch {
@@ -174,8 +194,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
 	case o.consecSet && o.consecutive < 1:
 		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
-	case o.classifySet && o.classify == nil, o.onChangeSet && o.onChange == nil:
-		return fmt.Errorf("%w: nil classifier or OnStateChange", ErrBadFunc)
+	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil:
+		return fmt.Errorf("%w: nil classifier, Exclude or OnStateChange", ErrBadFunc)
 	}
 	if !o.minSet {
 		o.minCalls = DefaultMinCalls
