@@ -74,7 +74,8 @@
 // sony/gobreaker trips on counts (ReadyToTrip, by default more than five
 // consecutive failures, which ConsecutiveFailures(6) gives here beside the
 // rates; IsExcluded is Exclude) that are cleared every Interval, lets MaxRequests calls
-// through half-open and reopens on the first failure among them, and
+// through half-open and reopens on the first failure among them
+// (ReopenOnTrialFailure here), and
 // always waits the same Timeout while open. Here a rate over a sliding
 // window does not forget everything at an interval's boundary nor trip on
 // a short burst below MinCalls; the half-open trials are judged by the

@@ -117,6 +117,10 @@ func (m *machine) record(failed, slow bool, now time.Time) {
 		}
 	case HalfOpen:
 		m.trial.add(failed, slow, 1)
+		if failed && m.o.trialFails {
+			m.open(now)
+			return
+		}
 		if m.trial.calls < m.o.trials {
 			return
 		}

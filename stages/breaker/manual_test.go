@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -123,5 +124,31 @@ func TestExcludedOutcomesCountNeitherWay(t *testing.T) {
 		assert.ErrorIs(t, err, breaker.ErrBadFunc, "a function of another response type")
 		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude[int](nil))
 		assert.ErrorIs(t, err, breaker.ErrBadFunc)
+	})
+}
+
+// ReopenOnTrialFailure: the first failed trial opens the breaker again at
+// once (gobreaker's half-open), without waiting for the trials still
+// under way; k trials that succeed close it (a success threshold).
+//
+// spec: PP1
+func TestAFailedTrialReopensTheBreakerAtOnceWhenAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br, _ := overFake(t, breaker.ConsecutiveFailures(1), breaker.OpenDelay(time.Second),
+			breaker.HalfOpenTrials(3), breaker.ReopenOnTrialFailure())
+		require.ErrorIs(t, run(br, fail), errDown)
+		time.Sleep(time.Second)
+		assert.Equal(t, breaker.HalfOpen, br.State())
+		slowOK := troupetest.Go[step, int](context.Background(), br, slowly(time.Minute, ok))
+		synctest.Wait()
+		require.ErrorIs(t, run(br, fail), errDown)
+		assert.Equal(t, breaker.Open, br.State(), "the failed trial reopened it, the slow one still under way")
+		<-slowOK
+
+		time.Sleep(time.Second)
+		require.NoError(t, run(br, ok, ok))
+		assert.Equal(t, breaker.HalfOpen, br.State(), "2 of 3 trials in")
+		require.NoError(t, run(br, ok))
+		assert.Equal(t, breaker.Closed, br.State(), "3 trials succeeded")
 	})
 }

@@ -54,6 +54,7 @@ type options struct {
 	onChangeSet bool
 	consecutive int // ConsecutiveFailures; 0: none
 	consecSet   bool
+	trialFails  bool // ReopenOnTrialFailure
 }
 
 func defaults() options {
@@ -152,6 +153,13 @@ func OnStateChange(f func(from, to State)) Option {
 func ConsecutiveFailures(n int) Option {
 	return func(o *options) { o.consecutive, o.consecSet = n, true }
 }
+
+// ReopenOnTrialFailure makes the first failed trial call open the breaker
+// again at once, without waiting for the other trials' outcomes
+// (gobreaker's half-open, and a success threshold of HalfOpenTrials(k):
+// the breaker closes once k trials in a row succeeded). By default the
+// trials are judged together, by the window's rates, once all are in.
+func ReopenOnTrialFailure() Option { return func(o *options) { o.trialFails = true } }
 
 // Exclude sets which outcomes count neither way (gobreaker's IsExcluded):
 // those for which excluded returns true are left out of the window, the
