@@ -157,7 +157,7 @@ func (b *behavior[Req, Res]) settle(call *notice[Req, Res]) (kept bool) {
 	}
 	changes := b.m.changes
 	b.m.changes = changes[:0]
-	if b.o.onChange == nil && b.rep == nil {
+	if b.o.onChange == nil && b.o.onTrans == nil && b.rep == nil {
 		return false
 	}
 	for i, c := range changes {

@@ -7,8 +7,12 @@ import (
 	"github.com/troupe-go/troupe/internal/sat"
 )
 
-// change is one change of state, for OnStateChange.
-type change struct{ from, to State }
+// change is one change of state, for OnStateChange and OnTransition: the
+// counts are those of the state left, as they were.
+type change struct {
+	from, to State
+	t        Transition
+}
 
 // machine is the breaker's state machine, as pure functions of the time
 // they are given: it decides whether a call may go (admit), counts the
@@ -202,7 +206,16 @@ func (m *machine) at(now time.Time) time.Time {
 }
 
 func (m *machine) to(s State, at time.Time) {
-	m.changes = append(m.changes, change{from: m.state, to: s})
+	t := Transition{From: m.state, To: s, At: at, ConsecutiveFailures: m.failRun, ConsecutiveSuccesses: m.okRun}
+	var counts tally
+	switch m.state {
+	case Closed:
+		counts = m.win.totals(at)
+	case HalfOpen:
+		counts = m.trial
+	}
+	t.Calls, t.Failures, t.Slow = counts.calls, counts.failures, counts.slow
+	m.changes = append(m.changes, change{from: m.state, to: s, t: t})
 	m.state, m.since = s, at
 	m.epoch++
 	m.failRun, m.okRun = 0, 0

@@ -152,3 +152,27 @@ func TestAFailedTrialReopensTheBreakerAtOnceWhenAsked(t *testing.T) {
 		assert.Equal(t, breaker.Closed, br.State(), "3 trials succeeded")
 	})
 }
+
+// OnTransition is given every change with the counts of the state left,
+// as they were when it changed (what gobreaker's ReadyToTrip saw).
+//
+// spec: PP1
+func TestTheTransitionCallbackReceivesTheCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []breaker.Transition
+		br, _ := overFake(t, breaker.ConsecutiveFailures(3), breaker.OpenDelay(time.Second), breaker.HalfOpenTrials(1),
+			breaker.OnTransition(func(tr breaker.Transition) { got = append(got, tr) }))
+		start := time.Now()
+		require.ErrorIs(t, run(br, ok, fail, fail, fail), errDown)
+		time.Sleep(time.Second)
+		require.NoError(t, run(br, ok))
+		synctest.Wait()
+		assert.Equal(t, []breaker.Transition{
+			{From: breaker.Closed, To: breaker.Open, At: start, Calls: 4, Failures: 3, ConsecutiveFailures: 3},
+			{From: breaker.Open, To: breaker.HalfOpen, At: start.Add(time.Second)},
+			{From: breaker.HalfOpen, To: breaker.Closed, At: start.Add(time.Second), Calls: 1, ConsecutiveSuccesses: 1},
+		}, got)
+		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.OnTransition(nil))
+		assert.ErrorIs(t, err, breaker.ErrBadFunc)
+	})
+}

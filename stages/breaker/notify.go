@@ -39,6 +39,11 @@ func (b *behavior[Req, Res]) notify() {
 		if b.o.onChange != nil {
 			perr = stagekit.Guard("breaker: OnStateChange", func() { b.o.onChange(n.from, n.to) })
 		}
+		if b.o.onTrans != nil {
+			if terr := stagekit.Guard("breaker: OnTransition", func() { b.o.onTrans(n.t) }); perr == nil {
+				perr = terr
+			}
+		}
 		if b.rep != nil { // a panic is logged by Report
 			oerr = b.rep.Report(troupe.Event{Type: troupe.EventStateChanged, From: n.from.String(), To: n.to.String()})
 		}

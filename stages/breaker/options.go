@@ -52,6 +52,8 @@ type options struct {
 	excludeSet  bool
 	onChange    func(from, to State)
 	onChangeSet bool
+	onTrans     func(Transition)
+	onTransSet  bool
 	consecutive int // ConsecutiveFailures; 0: none
 	consecSet   bool
 	trialFails  bool // ReopenOnTrialFailure
@@ -143,6 +145,15 @@ func OnStateChange(f func(from, to State)) Option {
 	return func(o *options) { o.onChange, o.onChangeSet = f, true }
 }
 
+// OnTransition calls f at every change of state with the counts of the
+// state left (a Transition), as OnStateChange calls its function: in
+// order, on the breaker's notifying goroutine, after OnStateChange when
+// both are set, the call that made the change waiting for it, a panic in
+// f that call's outcome. A nil f is New's error (ErrBadFunc).
+func OnTransition(f func(Transition)) Option {
+	return func(o *options) { o.onTrans, o.onTransSet = f, true }
+}
+
 // ConsecutiveFailures makes the breaker also open after n failures in a
 // row while closed, whatever its window's rates (gobreaker's default
 // ReadyToTrip is ConsecutiveFailures(6), "more than 5"; failsafe-go's
@@ -202,8 +213,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
 	case o.consecSet && o.consecutive < 1:
 		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
-	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil:
-		return fmt.Errorf("%w: nil classifier, Exclude or OnStateChange", ErrBadFunc)
+	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil, o.onTransSet && o.onTrans == nil:
+		return fmt.Errorf("%w: nil classifier, Exclude, OnStateChange or OnTransition", ErrBadFunc)
 	}
 	if !o.minSet {
 		o.minCalls = DefaultMinCalls

@@ -65,3 +65,21 @@ type Snapshot struct {
 	// Refused counts the calls refused with ErrOpen since the stage began.
 	Refused uint64
 }
+
+// Transition is one change of a breaker's state, with the counts of the
+// state it left as they were at the change (what gobreaker's ReadyToTrip
+// saw): in Closed, the window's; in HalfOpen, the trials'; none in Open.
+// OnTransition is given one for every change.
+//
+// A plain value, safe for concurrent use.
+type Transition struct {
+	From, To State
+	// At is when the change happened (the end of the open delay, exactly,
+	// for Open to HalfOpen).
+	At time.Time
+	// Calls, Failures and Slow count the outcomes of the state left.
+	Calls, Failures, Slow int
+	// ConsecutiveFailures and ConsecutiveSuccesses are the runs of the
+	// state left (one of them is 0).
+	ConsecutiveFailures, ConsecutiveSuccesses int
+}
