@@ -32,7 +32,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	b := &behavior[Req, Res]{o: &o, clocked: o.slowAfter > 0 || o.span > 0, clock: stagekit.NewClock()}
+	b := &behavior[Req, Res]{o: &o, clocked: o.slowAfter > 0 || o.span > 0 || o.interval > 0, clock: stagekit.NewClock()}
 	if o.classify != nil {
 		c, ok := o.classify.(func(Res, error) bool)
 		if !ok {

@@ -29,9 +29,10 @@ type machine struct {
 	clock stagekit.Clock
 	win   window // Closed: the outcomes judged
 
-	state State
-	since time.Time
-	epoch uint64 // bumped at every change: the calls admitted before no longer count
+	state   State
+	since   time.Time
+	cleared time.Time // Closed with ClearEvery: when the counts were last cleared
+	epoch   uint64    // bumped at every change: the calls admitted before no longer count
 
 	// The outcomes in a row in this state, failures or successes (one of
 	// them is 0); a change of state starts them over.
@@ -56,7 +57,7 @@ type machine struct {
 
 func newMachine(o *options, clock stagekit.Clock) *machine {
 	now := clock.Now()
-	m := &machine{o: o, clock: clock, since: now, halfErr: &OpenError{State: HalfOpen}}
+	m := &machine{o: o, clock: clock, since: now, cleared: now, halfErr: &OpenError{State: HalfOpen}}
 	if o.count > 0 {
 		m.win = newCountWindow(o.count)
 	} else {
@@ -71,6 +72,20 @@ func (m *machine) advance(now time.Time) {
 	if m.state == Open && !m.at(now).Before(m.retryAt) {
 		m.admitted, m.trial = 0, tally{}
 		m.to(HalfOpen, m.retryAt)
+	}
+}
+
+// clear clears a closed breaker's counts when an interval of ClearEvery
+// has ended by now, at the last multiple of the interval.
+func (m *machine) clear(now time.Time) {
+	if m.o.interval <= 0 || m.state != Closed {
+		return
+	}
+	now = m.at(now)
+	if gone := now.Sub(m.cleared); gone >= m.o.interval {
+		m.cleared = m.cleared.Add(gone - gone%m.o.interval)
+		m.win.reset(now)
+		m.failRun, m.okRun = 0, 0
 	}
 }
 
@@ -106,6 +121,7 @@ func (m *machine) forget() {
 // minimum number of calls and a rate reaches its threshold; in HalfOpen,
 // once every trial call has its outcome.
 func (m *machine) record(failed, slow bool, now time.Time) {
+	m.clear(now) // an interval that ended before this outcome
 	if failed {
 		m.failRun, m.okRun = m.failRun+1, 0
 	} else {
@@ -216,7 +232,7 @@ func (m *machine) to(s State, at time.Time) {
 	}
 	t.Calls, t.Failures, t.Slow = counts.calls, counts.failures, counts.slow
 	m.changes = append(m.changes, change{from: m.state, to: s, t: t})
-	m.state, m.since = s, at
+	m.state, m.since, m.cleared = s, at, at
 	m.epoch++
 	m.failRun, m.okRun = 0, 0
 }
@@ -225,6 +241,7 @@ func (m *machine) to(s State, at time.Time) {
 // behavior's.
 func (m *machine) snapshot(now time.Time) Snapshot {
 	m.advance(now)
+	m.clear(now)
 	s := Snapshot{State: m.state, Since: m.since, Openings: m.openings, Refused: m.refused,
 		ConsecutiveFailures: m.failRun, ConsecutiveSuccesses: m.okRun}
 	switch m.state {

@@ -176,3 +176,32 @@ func TestTheTransitionCallbackReceivesTheCounts(t *testing.T) {
 		assert.ErrorIs(t, err, breaker.ErrBadFunc)
 	})
 }
+
+// ClearEvery clears the counts of a closed breaker at every multiple of
+// its interval (gobreaker's Interval): failures on either side of a
+// boundary do not add up.
+//
+// spec: PP1
+func TestClearEveryForgetsTheCountsAtEachInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br, _ := overFake(t, breaker.ConsecutiveFailures(3), breaker.ClearEvery(10*time.Second))
+		start := time.Now()
+		at(start, 9*time.Second)
+		require.ErrorIs(t, run(br, fail, fail), errDown)
+		assert.Equal(t, 2, br.Snapshot().ConsecutiveFailures)
+		at(start, 10*time.Second)
+		s := br.Snapshot()
+		assert.Zero(t, s.Calls, "cleared at 10 s")
+		assert.Zero(t, s.ConsecutiveFailures)
+		require.ErrorIs(t, run(br, fail, fail), errDown)
+		assert.Equal(t, breaker.Closed, br.State(), "2 and 2 across the boundary: not 3 in a row")
+		at(start, 25*time.Second)
+		require.ErrorIs(t, run(br, fail), errDown)
+		assert.Equal(t, 1, br.Snapshot().Calls, "cleared at 20 s, the last multiple")
+		require.ErrorIs(t, run(br, fail, fail), errDown)
+		assert.Equal(t, breaker.Open, br.State())
+
+		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.ClearEvery(0))
+		assert.ErrorIs(t, err, breaker.ErrBadWindow)
+	})
+}

@@ -56,7 +56,9 @@ type options struct {
 	onTransSet  bool
 	consecutive int // ConsecutiveFailures; 0: none
 	consecSet   bool
-	trialFails  bool // ReopenOnTrialFailure
+	trialFails  bool          // ReopenOnTrialFailure
+	interval    time.Duration // ClearEvery; 0: never
+	intervalSet bool
 }
 
 func defaults() options {
@@ -165,6 +167,15 @@ func ConsecutiveFailures(n int) Option {
 	return func(o *options) { o.consecutive, o.consecSet = n, true }
 }
 
+// ClearEvery clears the breaker's counts every d while it is closed
+// (gobreaker's Interval): the window and the runs start over at each
+// multiple of d after the breaker closed (or was made). A time window
+// (TimeWindow) forgets gradually instead; this forgets at once. d must be
+// positive.
+func ClearEvery(d time.Duration) Option {
+	return func(o *options) { o.interval, o.intervalSet = d, true }
+}
+
 // ReopenOnTrialFailure makes the first failed trial call open the breaker
 // again at once, without waiting for the other trials' outcomes
 // (gobreaker's half-open, and a success threshold of HalfOpenTrials(k):
@@ -211,6 +222,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: growth factor %v is not at least 1", ErrBadDelay, o.factor)
 	case o.factor > 1 && o.maxDelay < o.delay:
 		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
+	case o.intervalSet && o.interval <= 0:
+		return fmt.Errorf("%w: counts cleared every %v: need a positive interval", ErrBadWindow, o.interval)
 	case o.consecSet && o.consecutive < 1:
 		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
 	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil, o.onTransSet && o.onTrans == nil:
