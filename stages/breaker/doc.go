@@ -81,7 +81,8 @@
 // a short burst below MinCalls; the half-open trials are judged by the
 // same rates as the closed window, so one unlucky trial does not reopen a
 // mostly recovered service; and the open delay can grow while the service
-// stays down. Like gobreaker's generations, outcomes from an earlier state
+// stays down, and be jittered (JitterOpenDelay). Like gobreaker's
+// generations, outcomes from an earlier state
 // do not count, and like its two errors, OpenError.State tells a refusal
 // while open from one while the trials run.
 //

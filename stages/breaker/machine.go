@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
@@ -171,7 +172,7 @@ func (m *machine) open(now time.Time) {
 	now = m.at(now)
 	m.delay = nextDelay(m.openings, m.delay, m.o)
 	m.openings++
-	m.retryAt = now.Add(m.delay)
+	m.retryAt = now.Add(jittered(m.delay, m.o.jitter))
 	m.openErr = &OpenError{State: Open, RetryAt: m.retryAt}
 	m.to(Open, now)
 }
@@ -211,6 +212,14 @@ func (m *machine) force(to State, now time.Time) {
 			m.to(Closed, now)
 		}
 	}
+}
+
+// jittered is d spread at random over ratio of it either way.
+func jittered(d time.Duration, ratio float64) time.Duration {
+	if ratio == 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + ratio*(2*rand.Float64()-1)))
 }
 
 // at returns now, or the clock's time if now is zero.

@@ -205,3 +205,25 @@ func TestClearEveryForgetsTheCountsAtEachInterval(t *testing.T) {
 		assert.ErrorIs(t, err, breaker.ErrBadWindow)
 	})
 }
+
+// JitterOpenDelay spreads the open delays at random within the ratio, so
+// that breakers that opened together do not all retry at one instant.
+//
+// spec: PP1
+func TestJitterSpreadsTheOpenDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := map[time.Time]bool{}
+		for range 20 {
+			br, _ := overFake(t, breaker.ConsecutiveFailures(1), breaker.OpenDelay(10*time.Second), breaker.JitterOpenDelay(0.2))
+			require.ErrorIs(t, run(br, fail), errDown)
+			oe := openErr(t, run(br, ok))
+			wait := time.Until(oe.RetryAt)
+			assert.GreaterOrEqual(t, wait, 8*time.Second)
+			assert.LessOrEqual(t, wait, 12*time.Second)
+			seen[oe.RetryAt] = true
+		}
+		assert.Greater(t, len(seen), 1, "twenty breakers that opened at one instant do not all retry at one")
+		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.JitterOpenDelay(1))
+		assert.ErrorIs(t, err, breaker.ErrBadDelay)
+	})
+}

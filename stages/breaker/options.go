@@ -59,6 +59,7 @@ type options struct {
 	trialFails  bool          // ReopenOnTrialFailure
 	interval    time.Duration // ClearEvery; 0: never
 	intervalSet bool
+	jitter      float64 // JitterOpenDelay; 0: none
 }
 
 func defaults() options {
@@ -115,6 +116,13 @@ func OpenDelay(d time.Duration) Option { return func(o *options) { o.delay = d }
 func GrowOpenDelay(factor float64, limit time.Duration) Option {
 	return func(o *options) { o.factor, o.maxDelay = factor, limit }
 }
+
+// JitterOpenDelay spreads each open delay at random over ratio of it
+// either way (0.2: from 0.8 to 1.2 times the delay), so that the breakers
+// of many processes that opened together do not all let their trials
+// through at one instant. The delay grows (GrowOpenDelay) from the delay
+// before the jitter. ratio must be in [0, 1).
+func JitterOpenDelay(ratio float64) Option { return func(o *options) { o.jitter = ratio } }
 
 // Classify sets which outcomes count as failures: those for which
 // isFailure returns true. By default every error does. Whatever the
@@ -220,6 +228,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: open delay %v is not positive", ErrBadDelay, o.delay)
 	case o.factor < 1 || math.IsInf(o.factor, 0) || math.IsNaN(o.factor):
 		return fmt.Errorf("%w: growth factor %v is not at least 1", ErrBadDelay, o.factor)
+	case !(o.jitter >= 0 && o.jitter < 1):
+		return fmt.Errorf("%w: jitter %v is not in [0, 1)", ErrBadDelay, o.jitter)
 	case o.factor > 1 && o.maxDelay < o.delay:
 		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
 	case o.intervalSet && o.interval <= 0:
