@@ -108,7 +108,9 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		return res, err, false
 	}
 	slow := b.o.slowAfter > 0 && now.Sub(f.Deadline) > b.o.slowAfter
-	b.m.record(failed, slow, now)
+	if terr := b.m.record(failed, slow, now); terr != nil {
+		err = withPanic(terr, err)
+	}
 	kept := false
 	if b.epoch != b.m.epoch {
 		kept = b.settle(&notice[Req, Res]{e: e, pos: f.Pos(), res: res, err: err})

@@ -73,7 +73,7 @@
 //
 // sony/gobreaker trips on counts (ReadyToTrip, by default more than five
 // consecutive failures, which ConsecutiveFailures(6) gives here beside the
-// rates; IsExcluded is Exclude) that are cleared every Interval (ClearEvery), lets MaxRequests calls
+// rates, and any function of the counts with TripWhen; IsExcluded is Exclude) that are cleared every Interval (ClearEvery), lets MaxRequests calls
 // through half-open and reopens on the first failure among them
 // (ReopenOnTrialFailure here), and
 // always waits the same Timeout while open. Here a rate over a sliding

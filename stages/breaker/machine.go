@@ -121,7 +121,7 @@ func (m *machine) forget() {
 // changes state when it decides: in Closed, once the window holds the
 // minimum number of calls and a rate reaches its threshold; in HalfOpen,
 // once every trial call has its outcome.
-func (m *machine) record(failed, slow bool, now time.Time) {
+func (m *machine) record(failed, slow bool, now time.Time) (tripErr error) {
 	m.clear(now) // an interval that ended before this outcome
 	if failed {
 		m.failRun, m.okRun = m.failRun+1, 0
@@ -131,10 +131,20 @@ func (m *machine) record(failed, slow bool, now time.Time) {
 	switch m.state {
 	case Closed:
 		m.win.add(now, failed, slow)
-		if m.o.consecutive > 0 && m.failRun >= m.o.consecutive {
+		t := m.win.totals(now)
+		switch {
+		case m.o.consecutive > 0 && m.failRun >= m.o.consecutive:
 			m.open(now)
-		} else if t := m.win.totals(now); t.calls >= m.o.minCalls && m.trips(t) {
+		case t.calls >= m.o.minCalls && m.trips(t):
 			m.open(now)
+		case failed && m.o.tripWhen != nil:
+			trip, err := stagekit.Guard1("breaker: TripWhen", func() (bool, error) { return m.o.tripWhen(m.counts(t)), nil })
+			if err != nil {
+				return err
+			}
+			if trip {
+				m.open(now)
+			}
 		}
 	case HalfOpen:
 		m.trial.add(failed, slow, 1)
@@ -154,6 +164,7 @@ func (m *machine) record(failed, slow bool, now time.Time) {
 		m.win.reset(now)
 		m.to(Closed, now)
 	}
+	return nil
 }
 
 // trips reports whether t's failure rate or slow-call rate reaches its
@@ -214,6 +225,11 @@ func (m *machine) force(to State, now time.Time) {
 	}
 }
 
+// counts are t with the machine's runs.
+func (m *machine) counts(t tally) Counts {
+	return Counts{Calls: t.calls, Failures: t.failures, Slow: t.slow, ConsecutiveFailures: m.failRun, ConsecutiveSuccesses: m.okRun}
+}
+
 // jittered is d spread at random over ratio of it either way.
 func jittered(d time.Duration, ratio float64) time.Duration {
 	if ratio == 0 {
@@ -231,15 +247,15 @@ func (m *machine) at(now time.Time) time.Time {
 }
 
 func (m *machine) to(s State, at time.Time) {
-	t := Transition{From: m.state, To: s, At: at, ConsecutiveFailures: m.failRun, ConsecutiveSuccesses: m.okRun}
-	var counts tally
+	t := Transition{From: m.state, To: s, At: at}
 	switch m.state {
 	case Closed:
-		counts = m.win.totals(at)
+		t.Counts = m.counts(m.win.totals(at))
 	case HalfOpen:
-		counts = m.trial
+		t.Counts = m.counts(m.trial)
+	default:
+		t.Counts = m.counts(tally{})
 	}
-	t.Calls, t.Failures, t.Slow = counts.calls, counts.failures, counts.slow
 	m.changes = append(m.changes, change{from: m.state, to: s, t: t})
 	m.state, m.since, m.cleared = s, at, at
 	m.epoch++

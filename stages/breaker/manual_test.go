@@ -168,9 +168,9 @@ func TestTheTransitionCallbackReceivesTheCounts(t *testing.T) {
 		require.NoError(t, run(br, ok))
 		synctest.Wait()
 		assert.Equal(t, []breaker.Transition{
-			{From: breaker.Closed, To: breaker.Open, At: start, Calls: 4, Failures: 3, ConsecutiveFailures: 3},
+			{From: breaker.Closed, To: breaker.Open, At: start, Counts: breaker.Counts{Calls: 4, Failures: 3, ConsecutiveFailures: 3}},
 			{From: breaker.Open, To: breaker.HalfOpen, At: start.Add(time.Second)},
-			{From: breaker.HalfOpen, To: breaker.Closed, At: start.Add(time.Second), Calls: 1, ConsecutiveSuccesses: 1},
+			{From: breaker.HalfOpen, To: breaker.Closed, At: start.Add(time.Second), Counts: breaker.Counts{Calls: 1, ConsecutiveSuccesses: 1}},
 		}, got)
 		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.OnTransition(nil))
 		assert.ErrorIs(t, err, breaker.ErrBadFunc)
@@ -225,5 +225,40 @@ func TestJitterSpreadsTheOpenDelay(t *testing.T) {
 		assert.Greater(t, len(seen), 1, "twenty breakers that opened at one instant do not all retry at one")
 		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.JitterOpenDelay(1))
 		assert.ErrorIs(t, err, breaker.ErrBadDelay)
+	})
+}
+
+// TripWhen is gobreaker's ReadyToTrip: after each failure in the closed
+// state, a function of the counts may open the breaker; a panic in it is
+// the failed call's outcome, and the breaker stays closed.
+//
+// spec: PP1
+func TestATripFunctionOfTheCountsOpensTheBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen []breaker.Counts
+		trip := func(c breaker.Counts) bool {
+			seen = append(seen, c)
+			return c.Failures >= 3 && c.Calls >= 5
+		}
+		br, _ := overFake(t, breaker.TripWhen(trip))
+		require.ErrorIs(t, run(br, fail, fail, fail), errDown)
+		assert.Equal(t, breaker.Closed, br.State(), "3 failures in 3 calls: not 5 calls yet")
+		require.NoError(t, run(br, ok))
+		require.ErrorIs(t, run(br, fail), errDown)
+		assert.Equal(t, breaker.Open, br.State())
+		assert.Equal(t, []breaker.Counts{
+			{Calls: 1, Failures: 1, ConsecutiveFailures: 1},
+			{Calls: 2, Failures: 2, ConsecutiveFailures: 2},
+			{Calls: 3, Failures: 3, ConsecutiveFailures: 3},
+			{Calls: 5, Failures: 4, ConsecutiveFailures: 1},
+		}, seen, "asked after each failure, with the counts")
+
+		boom, _ := overFake(t, breaker.TripWhen(func(breaker.Counts) bool { panic("a bug in TripWhen") }))
+		err := run(boom, fail)
+		assert.ErrorIs(t, err, troupe.ErrPanic)
+		assert.ErrorIs(t, err, errDown, "the panic joins the call's own error")
+		assert.Equal(t, breaker.Closed, boom.State())
+		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.TripWhen(nil))
+		assert.ErrorIs(t, err, breaker.ErrBadFunc)
 	})
 }

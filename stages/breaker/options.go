@@ -60,6 +60,8 @@ type options struct {
 	interval    time.Duration // ClearEvery; 0: never
 	intervalSet bool
 	jitter      float64 // JitterOpenDelay; 0: none
+	tripWhen    func(Counts) bool
+	tripSet     bool
 }
 
 func defaults() options {
@@ -115,6 +117,17 @@ func OpenDelay(d time.Duration) Option { return func(o *options) { o.delay = d }
 // breaker has closed. factor must be at least 1, limit at least OpenDelay.
 func GrowOpenDelay(factor float64, limit time.Duration) Option {
 	return func(o *options) { o.factor, o.maxDelay = factor, limit }
+}
+
+// TripWhen makes the breaker also open when trip, given the closed
+// window's counts after each failure, returns true (gobreaker's
+// ReadyToTrip), beside the window's rates and ConsecutiveFailures. It runs
+// under the breaker's lock, where the failure was produced: it must be
+// quick, must not block, and must not call the breaker. A panic in it is
+// the call's outcome (an error matching troupe.ErrPanic), and the breaker
+// stays closed. A nil trip is New's error (ErrBadFunc).
+func TripWhen(trip func(c Counts) bool) Option {
+	return func(o *options) { o.tripWhen, o.tripSet = trip, true }
 }
 
 // JitterOpenDelay spreads each open delay at random over ratio of it
@@ -236,8 +249,8 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: counts cleared every %v: need a positive interval", ErrBadWindow, o.interval)
 	case o.consecSet && o.consecutive < 1:
 		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
-	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil, o.onTransSet && o.onTrans == nil:
-		return fmt.Errorf("%w: nil classifier, Exclude, OnStateChange or OnTransition", ErrBadFunc)
+	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil, o.onTransSet && o.onTrans == nil, o.tripSet && o.tripWhen == nil:
+		return fmt.Errorf("%w: nil classifier, Exclude, OnStateChange, OnTransition or TripWhen", ErrBadFunc)
 	}
 	if !o.minSet {
 		o.minCalls = DefaultMinCalls

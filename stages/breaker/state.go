@@ -77,9 +77,20 @@ type Transition struct {
 	// At is when the change happened (the end of the open delay, exactly,
 	// for Open to HalfOpen).
 	At time.Time
-	// Calls, Failures and Slow count the outcomes of the state left.
+	// The counts of the state left.
+	Counts
+}
+
+// Counts are the outcomes a breaker counts in one state: in Closed, those
+// in its window; in HalfOpen, the trials'. What a trip function
+// (TripWhen) and OnTransition are given.
+//
+// A plain value, safe for concurrent use.
+type Counts struct {
+	// Calls, Failures and Slow count the outcomes (a call can be both a
+	// failure and slow).
 	Calls, Failures, Slow int
-	// ConsecutiveFailures and ConsecutiveSuccesses are the runs of the
-	// state left (one of them is 0).
+	// ConsecutiveFailures and ConsecutiveSuccesses are the outcomes in a
+	// row (one of them is 0).
 	ConsecutiveFailures, ConsecutiveSuccesses int
 }
