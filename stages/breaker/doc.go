@@ -72,18 +72,19 @@
 // the caller's own cancellation is never a failure.
 //
 // sony/gobreaker trips on counts (ReadyToTrip, by default more than five
-// consecutive failures, which ConsecutiveFailures(6) gives here beside the
-// rates, and any function of the counts with TripWhen; IsExcluded is Exclude) that are cleared every Interval (ClearEvery), lets MaxRequests calls
-// through half-open and reopens on the first failure among them
-// (ReopenOnTrialFailure here), and
+// consecutive failures) that are cleared every Interval, lets MaxRequests
+// calls through half-open and reopens on the first failure among them, and
 // always waits the same Timeout while open. Here a rate over a sliding
 // window does not forget everything at an interval's boundary nor trip on
 // a short burst below MinCalls; the half-open trials are judged by the
 // same rates as the closed window, so one unlucky trial does not reopen a
 // mostly recovered service; and the open delay can grow while the service
-// stays down, and be jittered (JitterOpenDelay). Like gobreaker's
-// generations, outcomes from an earlier state
-// do not count, and like its two errors, OpenError.State tells a refusal
+// stays down, and be jittered (JitterOpenDelay). gobreaker's own semantics
+// are options: ConsecutiveFailures(6) is its default ReadyToTrip, TripWhen
+// any other, ClearEvery its Interval, ReopenOnTrialFailure its half-open,
+// Exclude its IsExcluded, and OnTransition gives the counts with each
+// change. Like gobreaker's generations, outcomes from an earlier state do
+// not count, and like its two errors, OpenError.State tells a refusal
 // while open from one while the trials run.
 //
 // Operators move it by hand: Open (a downstream known to be down), HalfOpen
