@@ -18,7 +18,9 @@
 //     attempt's send to its outcome, over a rolling window (Window: the
 //     samples of the last span, at most the last n). Until the window has
 //     the minimum of samples, the fixed delay is used if one is given;
-//     otherwise requests are not hedged.
+//     otherwise requests are not hedged. Or it is a function of the
+//     hedge's number (DelayFunc), asked once per number when the stage is
+//     made.
 //   - The first outcome that Final accepts (by default, the first success)
 //     is the request's outcome. The contexts of the other attempts are
 //     cancelled (their Err is context.Canceled) before the caller gets it,

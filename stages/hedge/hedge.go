@@ -129,6 +129,9 @@ type behavior[Req, Res any] struct {
 
 // delayAt is the delay of a request sent at now, if it is hedged.
 func (b *behavior[Req, Res]) delayAt(now time.Time) (time.Duration, bool) {
+	if b.cfg.delays != nil {
+		return b.cfg.delays[0], true
+	}
 	if b.win != nil {
 		if d, _, ok := b.win.percentile(now, b.cfg.pct, b.cfg.minSamples); ok {
 			return d, true

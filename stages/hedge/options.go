@@ -61,6 +61,8 @@ type options struct {
 	kind       budgetKind
 	ratio      float64
 	shared     *budget.Budget
+	delayFn    func(int) time.Duration
+	hasDelayFn bool
 	final      any // func(Res, error) bool, checked by compile
 	clone      any // func(Req) Req, checked by compile
 	hasFinal   bool
@@ -76,6 +78,17 @@ func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
 // With Percentile too, it is the delay used until the window has enough
 // samples. 0 sends the first hedge right after the original request.
 func Delay(d time.Duration) Option { return func(o *options) { o.fixed, o.hasFixed = d, true } }
+
+// DelayFunc sets the delay before each hedge as a function of its number:
+// the n-th hedge (1 for the first) is sent f(n) after the attempt before
+// it, for growing delays (50 ms, then 100 ms, then 200 ms). f is asked
+// once per hedge number when the stage is made, for the numbers MaxHedges
+// allows, so that no user code runs on a request's path; a negative delay,
+// a nil f or a panic in it is New's error. It replaces Delay and
+// Percentile: given with either, New fails (ErrBadDelay).
+func DelayFunc(f func(n int) time.Duration) Option {
+	return func(o *options) { o.delayFn, o.hasDelayFn = f, true }
+}
 
 // Percentile makes the delay the p-th percentile (0 < p <= 100; 95 for
 // p95) of the latencies of recent successful attempts, once the window
@@ -150,8 +163,9 @@ type config[Req, Res any] struct {
 	maxHedges  int
 	budget     *budget.Budget // nil: none
 	final      func(Res, error) bool
-	userFinal  bool          // final is the user's (Final): it runs under stagekit.Guard1
-	clone      func(Req) Req // nil: the same value
+	userFinal  bool            // final is the user's (Final): it runs under stagekit.Guard1
+	clone      func(Req) Req   // nil: the same value
+	delays     []time.Duration // DelayFunc's: delays[n-1] before the n-th hedge; nil: fixed or percentile
 }
 
 // compile checks opts and returns the stage's configuration.
@@ -166,7 +180,11 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 		return c, fmt.Errorf("%w: %w", ErrBadCapacity, err)
 	}
 	switch {
-	case !o.hasFixed && !o.hasPct:
+	case o.hasDelayFn && (o.hasFixed || o.hasPct):
+		return c, fmt.Errorf("%w: DelayFunc replaces Delay and Percentile; give one", ErrBadDelay)
+	case o.hasDelayFn && o.delayFn == nil:
+		return c, fmt.Errorf("%w: DelayFunc is nil", ErrBadDelay)
+	case !o.hasFixed && !o.hasPct && !o.hasDelayFn:
 		return c, ErrNoDelay
 	case o.fixed < 0:
 		return c, fmt.Errorf("%w: %v", ErrBadDelay, o.fixed)
@@ -181,6 +199,12 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 		c.pct, c.minSamples = o.pct, o.minSamples
 	}
 	var err error
+	if o.hasDelayFn {
+		if c.delays, err = delayTable(o.delayFn, o.maxHedges); err != nil {
+			return c, err
+		}
+		c.hasFixed = true // every request is hedged
+	}
 	if c.budget, err = o.makeBudget(); err != nil {
 		return c, err
 	}
@@ -200,6 +224,22 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	}
 	c.userFinal = o.hasFinal
 	return c, nil
+}
+
+// delayTable asks f for the delays of hedges 1 to n, under stagekit.Guard1.
+func delayTable(f func(int) time.Duration, n int) ([]time.Duration, error) {
+	delays := make([]time.Duration, n)
+	for i := range delays {
+		d, err := stagekit.Guard1("hedge: DelayFunc", func() (time.Duration, error) { return f(i + 1), nil })
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%w: DelayFunc(%d): %w", ErrBadDelay, i+1, err)
+		case d < 0:
+			return nil, fmt.Errorf("%w: DelayFunc(%d) is %v", ErrBadDelay, i+1, d)
+		}
+		delays[i] = d
+	}
+	return delays, nil
 }
 
 // makeBudget returns the budget the options ask for (nil: none).

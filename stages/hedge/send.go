@@ -115,7 +115,11 @@ func (ss *session[Req, Res]) sendHedge() {
 	att := stagekit.NewChildOf(b.children, &ss.origin, context.Context(a.ctx), req, stagekit.Hook[Req, Res](a))
 	att.Detach() // beside the original, which may be running on the caller's goroutine
 	var first bool
-	due := now.Add(ss.delay)
+	delay := ss.delay
+	if b.cfg.delays != nil && n < len(b.cfg.delays) {
+		delay = b.cfg.delays[n] // before hedge n+1
+	}
+	due := now.Add(delay)
 	if ss.sent <= b.cfg.maxHedges {
 		ss.ref(1) // the pending list's reference
 		first = b.pending.insert(ss, due)
