@@ -297,3 +297,16 @@ func TestAMisconfiguredHandlerAnswers500(t *testing.T) {
 	}
 	assert.Equal(t, int64(0), b.ran.Load())
 }
+
+// A Timeout in a server stack bounds the handler: its context ends at the
+// deadline, and a handler that wrote nothing by then is answered 504.
+//
+// spec: PP4
+func TestAHandlerThatOutlivesTheStacksTimeoutIsAnswered504(t *testing.T) {
+	b := newProtected()
+	srv, _ := serveStack(t, b, stages.Stack[*troupehttp.ServerCall, int]().Timeout(50*time.Millisecond).Limit(2))
+	g := fetchPath(context.Background(), srv, "/block") // waits for its context
+	require.NoError(t, g.err)
+	assert.Equal(t, http.StatusGatewayTimeout, g.status)
+	assert.Equal(t, int64(1), b.ran.Load())
+}
