@@ -316,3 +316,24 @@ func TestAFallbackMayDecideOnTheResult(t *testing.T) {
 		assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	})
 }
+
+// failsafe-go's TestFallback "should fallback with failure conditions",
+// as a behaviour check: a fallback that handles the result 500 (its
+// HandleResult) leaves a 400 alone and answers a 500 with its own value.
+//
+// spec: PP3
+func TestFailsafesFallbackWithFailureConditions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+		zero := func(context.Context, int, error) (int, error) { return 0, nil }
+		fb, err := fallback.New(troupetest.NewSystem(t), echo, zero,
+			fallback.WhenResult(func(res int, _ error) bool { return res == 500 }))
+		require.NoError(t, err)
+		out, err := troupe.Do(context.Background(), fb, 400)
+		require.NoError(t, err)
+		assert.Equal(t, 400, out, "not handled")
+		out, err = troupe.Do(context.Background(), fb, 500)
+		require.NoError(t, err)
+		assert.Equal(t, 0, out, "handled")
+	})
+}
