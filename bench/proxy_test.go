@@ -116,30 +116,37 @@ func BenchmarkProxyPaired(b *testing.B) {
 		defer stopPlain()
 		viaTroupe, troupeConns, stopTroupe := startProxy(b, proxyVariants[1])
 		defer stopTroupe()
-		client, done := proxyClient()
-		defer done()
-		var took [2]atomic.Int64 // nanoseconds spent in each gateway's requests
-		call := func(ctx context.Context, n int) (int, error) {
-			gw, i := plain, n%2
-			if i == 1 {
-				gw = viaTroupe
-			}
-			start := time.Now()
-			r, err := proxyCall(ctx, client, gw, n)
-			took[i].Add(int64(time.Since(start)))
-			return r, err
-		}
-		warmProxy(b, call)
-		took[0].Store(0)
-		took[1].Store(0)
-		runCallers(b, 64, shared(call))
-		half := float64(b.N) / 2
-		b.ReportMetric(float64(took[0].Load())/half, "nethttp-ns/req")
-		b.ReportMetric(float64(took[1].Load())/half, "troupe-ns/req")
-		b.ReportMetric(float64(took[1].Load())/float64(took[0].Load()), "latency-x")
+		runPaired(b, plain, viaTroupe, "nethttp")
 		b.ReportMetric(float64(plainConns.Load()), "nethttp-conns")
 		b.ReportMetric(float64(troupeConns.Load()), "troupe-conns")
 	})
+}
+
+// runPaired drives the servers at base and at viaTroupe from 64 clients
+// that send to one and the other in turn, and reports each one's mean
+// latency (baseName-ns/req, troupe-ns/req) and their ratio (latency-x).
+func runPaired(b *testing.B, base, viaTroupe, baseName string) {
+	client, done := proxyClient()
+	defer done()
+	var took [2]atomic.Int64 // nanoseconds spent in each server's requests
+	call := func(ctx context.Context, n int) (int, error) {
+		url, i := base, n%2
+		if i == 1 {
+			url = viaTroupe
+		}
+		start := time.Now()
+		r, err := proxyCall(ctx, client, url, n)
+		took[i].Add(int64(time.Since(start)))
+		return r, err
+	}
+	warmProxy(b, call)
+	took[0].Store(0)
+	took[1].Store(0)
+	runCallers(b, 64, shared(call))
+	half := float64(b.N) / 2
+	b.ReportMetric(float64(took[0].Load())/half, baseName+"-ns/req")
+	b.ReportMetric(float64(took[1].Load())/half, "troupe-ns/req")
+	b.ReportMetric(float64(took[1].Load())/float64(took[0].Load()), "latency-x")
 }
 
 // startProxy starts a backend answering about 1 KiB and a ReverseProxy

@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
@@ -42,26 +40,6 @@ func BenchmarkServerHandlerPaired(b *testing.B) {
 		defer bare.Close()
 		guarded := httptest.NewServer(troupehttp.Handler(st))
 		defer guarded.Close()
-		client, done := proxyClient()
-		defer done()
-		var took [2]atomic.Int64 // nanoseconds spent in each server's requests
-		call := func(ctx context.Context, n int) (int, error) {
-			url, i := bare.URL, n%2
-			if i == 1 {
-				url = guarded.URL
-			}
-			start := time.Now()
-			r, err := proxyCall(ctx, client, url, n)
-			took[i].Add(int64(time.Since(start)))
-			return r, err
-		}
-		warmProxy(b, call)
-		took[0].Store(0)
-		took[1].Store(0)
-		runCallers(b, 64, shared(call))
-		half := float64(b.N) / 2
-		b.ReportMetric(float64(took[0].Load())/half, "bare-ns/req")
-		b.ReportMetric(float64(took[1].Load())/half, "troupe-ns/req")
-		b.ReportMetric(float64(took[1].Load())/float64(took[0].Load()), "latency-x")
+		runPaired(b, bare.URL, guarded.URL, "bare")
 	})
 }

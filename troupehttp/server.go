@@ -13,11 +13,11 @@ import (
 
 // ServerCall is one incoming request on its way through a server's
 // admission stack: the request type of a stack for Handler. Handler makes
-// it; the Serve leaf runs the handler with it. What it refers to never
-// changes once made; it is safe for concurrent use, and a nil *ServerCall
-// answers zero values.
+// it; the Serve leaf runs the handler with it. Its request never changes
+// once made, and Request is safe for concurrent use; the response writer
+// it carries is the handler's alone. A nil *ServerCall answers zero values.
 type ServerCall struct {
-	w *serverWriter
+	w serverWriter // the handler's writer: one allocation with the call
 	r *http.Request
 }
 
@@ -77,7 +77,7 @@ func Serve(h http.Handler) *actors.FuncService[*ServerCall, int] {
 		switch {
 		case h == nil:
 			return 0, errNilHandler
-		case c == nil || c.w == nil || c.r == nil:
+		case c == nil || c.w.ResponseWriter == nil || c.r == nil:
 			return 0, errNilServerCall
 		}
 		r := c.r
@@ -93,7 +93,7 @@ func Serve(h http.Handler) *actors.FuncService[*ServerCall, int] {
 				status, err = 0, errAborted
 			}
 		}()
-		h.ServeHTTP(c.w, r)
+		h.ServeHTTP(&c.w, r)
 		status = c.w.status
 		if status == 0 {
 			status = http.StatusOK
@@ -182,39 +182,43 @@ func (s *serverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = loadshed.WithPriority(ctx, s.cfg.priority(r))
 		r = r.WithContext(ctx)
 	}
-	sw := &serverWriter{ResponseWriter: w}
-	_, err := troupe.Do(ctx, s.svc, &ServerCall{w: sw, r: r})
+	c := &ServerCall{w: serverWriter{ResponseWriter: w}, r: r}
+	_, err := troupe.Do(ctx, s.svc, c)
 	switch {
-	case sw.aborted:
+	case c.w.aborted:
 		panic(http.ErrAbortHandler)
-	case err == nil || sw.wrote:
-		return
+	case err == nil || c.w.status != 0:
+		return // the handler wrote its answer
 	}
 	ErrorHandler(w, r, err)
 }
 
 // serverWriter is the handler's http.ResponseWriter: it records the status
-// written and whether anything was. It is used by the handler's goroutine
-// (the request's: the Serve leaf runs there) and read by ServeHTTP once
-// troupe.Do returned, when the handler is done.
+// written. It is used by the handler's goroutine (the request's: the Serve
+// leaf runs there) and read by ServeHTTP once troupe.Do returned, when the
+// handler is done.
 type serverWriter struct {
 	http.ResponseWriter
-	status  int
-	wrote   bool
+	status  int // the status written; 0 while nothing was
 	aborted bool
 }
 
+// wrote records the status of the response's first write.
+func (w *serverWriter) wrote(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
 func (w *serverWriter) WriteHeader(code int) {
-	if !w.wrote && code >= 200 {
-		w.status, w.wrote = code, true
+	if code >= 200 {
+		w.wrote(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *serverWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.status, w.wrote = http.StatusOK, true
-	}
+	w.wrote(http.StatusOK)
 	return w.ResponseWriter.Write(b)
 }
 
@@ -222,9 +226,7 @@ func (w *serverWriter) Write(b []byte) (int, error) {
 // (a streamed response, server-sent events).
 func (w *serverWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		if !w.wrote {
-			w.status, w.wrote = http.StatusOK, true
-		}
+		w.wrote(http.StatusOK)
 		f.Flush()
 	}
 }

@@ -91,9 +91,10 @@ func (s *Stage[Req, Res]) updatePath() {
 // changed nothing, when e must take the actor's path: the stage is not in
 // its ordinary state (onCaller), requests are queued for the actor or it
 // is handling a message (they go first: the message in hand may be a
-// request, or what a request's outcome set off), e's caller gave up (the actor answers it), the inner
-// service is not ready (the actor parks e and waits for it), or the
-// behaviour does not admit e on the caller (CallerAdmitter).
+// request, or what a request's outcome set off), e's caller gave up (the
+// actor answers it), the inner service is not ready (the actor parks e and
+// waits for it), or the behaviour does not admit e on the caller
+// (CallerAdmitter, or a CallerRequester that declines).
 //
 // NOTE: it reads only what the actor publishes atomically (onCaller, the
 // mailbox's counts), and changes only the slot counts and e, which the

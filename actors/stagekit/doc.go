@@ -48,9 +48,8 @@
 //     session and first attempt, sent with SendOnCaller; an adaptive
 //     limit's admission at its gate, which declines when the gate is
 //     closed). Otherwise it takes the actor's path, exactly as without
-//     CallerPath. Those methods run
-//     beside the actor, several at once: they touch only what the behavior
-//     guards itself.
+//     CallerPath. Those methods run beside the actor, several at once:
+//     they touch only what the behavior guards itself.
 //   - On whichever goroutine produced the outcome (the caller that ran the
 //     downstream function, a stage answering, a timer): a Frame's Hook.Complete,
 //     exactly once per frame. It must not block; to act on the actor, post a

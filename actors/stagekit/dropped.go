@@ -18,8 +18,9 @@ const DefaultDroppedPermitCheck = time.Second
 // permit's capacity comes back: a dropped permit blocks the next caller for
 // about d (plus one collection), and a caller already waiting when it was
 // dropped for at most about 2d, whenever the collector would have run by
-// itself: a waiting caller's check repeats every d. A permit is reclaimed once it, and the permits issued alongside it
-// (they are made in blocks of 64), are unreachable. d <= 0 turns the check
+// itself: a waiting caller's check repeats every d. A permit is reclaimed
+// once it, and the permits issued alongside it (they are made in blocks of
+// 64), are unreachable. d <= 0 turns the check
 // off: dropped permits then come back when the collector happens to run.
 // Collections started this way are at most one per d in the process.
 func WithDroppedPermitCheck(d time.Duration) Option {

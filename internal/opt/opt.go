@@ -28,3 +28,14 @@ func Apply[C any, O ~func(*C)](where string, c *C, opts []O) error {
 func Nil(where, what string) error {
 	return fmt.Errorf("%s: %s is nil: %w", where, what, troupe.ErrBadConfig)
 }
+
+// As returns fn, a function an option kept untyped (its types are the
+// stage's, which only the constructor knows), as an F; ok is false when fn
+// is neither nil nor an F. A nil fn is the zero F.
+func As[F any](fn any) (f F, ok bool) {
+	if fn == nil {
+		return f, true
+	}
+	f, ok = fn.(F)
+	return f, ok
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/internal/opt"
@@ -26,4 +27,17 @@ func TestOptionsApplyInOrderAndANilOneIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	assert.EqualError(t, err, "thing: option 2 of 3 is nil: troupe: bad configuration")
 	assert.Equal(t, []int{1}, c.n, "nothing after the nil one")
+}
+
+// As gives back a function kept untyped as its own type, and says when it
+// is another.
+func TestAsTypesAFunctionKeptUntyped(t *testing.T) {
+	f, ok := opt.As[func(int) bool](func(v int) bool { return v > 1 })
+	require.True(t, ok)
+	assert.True(t, f(2))
+	f, ok = opt.As[func(int) bool](nil)
+	assert.True(t, ok, "nil is the zero function")
+	assert.Nil(t, f)
+	_, ok = opt.As[func(int) bool](func(string) bool { return true })
+	assert.False(t, ok, "a function of other types")
 }

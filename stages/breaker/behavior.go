@@ -163,7 +163,7 @@ func (b *behavior[Req, Res]) settle(call *notice[Req, Res]) (kept bool) {
 		return false
 	}
 	for i, c := range changes {
-		n := notice[Req, Res]{change: c}
+		n := notice[Req, Res]{Transition: c}
 		if call != nil && i == len(changes)-1 {
 			n.e, n.pos, n.res, n.err = call.e, call.pos, call.res, call.err
 			n.e.Ref() // until the notifier passes the outcome on

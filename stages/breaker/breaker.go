@@ -33,21 +33,12 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 		return nil, err
 	}
 	b := &behavior[Req, Res]{o: &o, clocked: o.slowAfter > 0 || o.span > 0 || o.interval > 0, clock: stagekit.NewClock()}
-	if o.classify != nil {
-		c, ok := o.classify.(func(Res, error) bool)
-		if !ok {
-			var zero Res
-			return nil, fmt.Errorf("%w: the classifier is a %T, the stage's responses are %T", ErrBadFunc, o.classify, zero)
-		}
-		b.classify = c
+	var ok bool
+	if b.classify, ok = opt.As[func(Res, error) bool](o.classify); !ok {
+		return nil, badFunc[Res]("the classifier", o.classify)
 	}
-	if o.exclude != nil {
-		x, ok := o.exclude.(func(Res, error) bool)
-		if !ok {
-			var zero Res
-			return nil, fmt.Errorf("%w: Exclude's function is a %T, the stage's responses are %T", ErrBadFunc, o.exclude, zero)
-		}
-		b.exclude = x
+	if b.exclude, ok = opt.As[func(Res, error) bool](o.exclude); !ok {
+		return nil, badFunc[Res]("Exclude's function", o.exclude)
 	}
 	host, err := stagekit.HostFrom(h)
 	if err != nil {
@@ -101,5 +92,11 @@ func (br *Breaker[Req, Res]) HalfOpen() { br.b.force(HalfOpen) }
 // forgotten, so that the next opening waits OpenDelay again. A closed
 // breaker has its window cleared too.
 func (br *Breaker[Req, Res]) Reset() { br.b.force(Closed) }
+
+// badFunc is New's error for a function of the wrong types.
+func badFunc[Res any](what string, fn any) error {
+	var zero Res
+	return fmt.Errorf("%w: %s is a %T, the stage's responses are %T", ErrBadFunc, what, fn, zero)
+}
 
 func isRestart(err error) bool { return errors.Is(err, troupe.ErrRestarted) }

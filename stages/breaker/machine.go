@@ -8,13 +8,6 @@ import (
 	"github.com/troupe-go/troupe/internal/sat"
 )
 
-// change is one change of state, for OnStateChange and OnTransition: the
-// counts are those of the state left, as they were.
-type change struct {
-	from, to State
-	t        Transition
-}
-
 // machine is the breaker's state machine, as pure functions of the time
 // they are given: it decides whether a call may go (admit), counts the
 // outcomes it is told of (record, forget), and ends the open delay
@@ -53,7 +46,7 @@ type machine struct {
 	halfErr  *OpenError // the error of calls refused in HalfOpen; never changed
 
 	refused uint64
-	changes []change // made and not yet taken by the behavior
+	changes []Transition // made and not yet taken by the behavior
 }
 
 func newMachine(o *options, clock stagekit.Clock) *machine {
@@ -247,16 +240,14 @@ func (m *machine) at(now time.Time) time.Time {
 }
 
 func (m *machine) to(s State, at time.Time) {
-	t := Transition{From: m.state, To: s, At: at}
+	var left tally // the counts of the state left: none in Open
 	switch m.state {
 	case Closed:
-		t.Counts = m.counts(m.win.totals(at))
+		left = m.win.totals(at)
 	case HalfOpen:
-		t.Counts = m.counts(m.trial)
-	default:
-		t.Counts = m.counts(tally{})
+		left = m.trial
 	}
-	m.changes = append(m.changes, change{from: m.state, to: s, t: t})
+	m.changes = append(m.changes, Transition{From: m.state, To: s, At: at, Counts: m.counts(left)})
 	m.state, m.since, m.cleared = s, at, at
 	m.epoch++
 	m.failRun, m.okRun = 0, 0

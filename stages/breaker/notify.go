@@ -9,7 +9,7 @@ import (
 // of the call that made it, if one did: the call gets it once the callback
 // has run.
 type notice[Req, Res any] struct {
-	change
+	Transition
 	e   *stagekit.Envelope[Req, Res] // referenced until the outcome goes on; nil when no call made the change
 	pos int                          // the stage's frame on e
 	res Res
@@ -37,15 +37,15 @@ func (b *behavior[Req, Res]) notify() {
 
 		var perr, oerr error
 		if b.o.onChange != nil {
-			perr = stagekit.Guard("breaker: OnStateChange", func() { b.o.onChange(n.from, n.to) })
+			perr = stagekit.Guard("breaker: OnStateChange", func() { b.o.onChange(n.From, n.To) })
 		}
 		if b.o.onTrans != nil {
-			if terr := stagekit.Guard("breaker: OnTransition", func() { b.o.onTrans(n.t) }); perr == nil {
+			if terr := stagekit.Guard("breaker: OnTransition", func() { b.o.onTrans(n.Transition) }); perr == nil {
 				perr = terr
 			}
 		}
 		if b.rep != nil { // a panic is logged by Report
-			oerr = b.rep.Report(troupe.Event{Type: troupe.EventStateChanged, From: n.from.String(), To: n.to.String()})
+			oerr = b.rep.Report(troupe.Event{Type: troupe.EventStateChanged, From: n.From.String(), To: n.To.String()})
 		}
 		switch {
 		case n.e != nil:

@@ -115,12 +115,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 	case o.whenSet && o.when == nil:
 		return nil, opt.Nil("fallback", "When's function")
 	}
-	var result func(Res, error) bool
-	if o.resultSet {
-		var ok bool
-		if result, ok = o.result.(func(Res, error) bool); !ok || result == nil {
-			return nil, fmt.Errorf("fallback: WhenResult needs a non-nil func(%T, error) bool: %w", *new(Res), troupe.ErrBadConfig)
-		}
+	result, ok := opt.As[func(Res, error) bool](o.result)
+	if !ok || o.resultSet && result == nil {
+		return nil, fmt.Errorf("fallback: WhenResult needs a non-nil func(%T, error) bool: %w", *new(Res), troupe.ErrBadConfig)
 	}
 	b := &behavior[Req, Res]{fn: fn, when: o.when, result: result, children: stagekit.NewPool[Req, Res]()}
 	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity, CallerPath: true}, inner, b)
@@ -186,7 +183,7 @@ func (b *behavior[Req, Res]) Ordinary() bool { return true }
 // the fallback takes is kept (EventFallback), and the fallback handed to
 // the caller.
 func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	if err == nil && b.result == nil || e.Delivered() {
+	if (err == nil && b.result == nil) || e.Delivered() { // a success only WhenResult may refuse
 		return res, err, false
 	}
 	ctx := f.Context() // the caller's, as the stage got it: not one a stage inside made for the work

@@ -203,7 +203,6 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 		if c.delays, err = delayTable(o.delayFn, o.maxHedges); err != nil {
 			return c, err
 		}
-		c.hasFixed = true // every request is hedged
 	}
 	if c.budget, err = o.makeBudget(); err != nil {
 		return c, err
@@ -269,7 +268,7 @@ func typed[F any](name string, fn any, given bool) (F, error) {
 	if !given {
 		return zero, nil
 	}
-	f, ok := fn.(F)
+	f, ok := opt.As[F](fn)
 	if !ok {
 		return zero, fmt.Errorf("%w: %s is a %T, the stage needs a %T", ErrBadFunc, name, fn, zero)
 	}
