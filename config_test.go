@@ -2,6 +2,8 @@ package troupe_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/buffer"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/limit"
@@ -18,6 +21,7 @@ import (
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/spawnready"
 	"github.com/troupe-go/troupe/stages/timeout"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // mailboxed is what every stage offers for its counters.
@@ -84,7 +88,7 @@ func TestHR4_LimitAndBufferSizesAreExactOrErrors(t *testing.T) {
 		_, err = buffer.New[int, int](sys, api, bad)
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, "buffer %d", bad)
 		_, err = loadshed.New[int, int](sys, api, loadshed.Capacity(bad))
-		assert.ErrorIs(t, err, loadshed.ErrBadCapacity, "loadshed %d", bad)
+		troupetest.BadOption(t, err, "loadshed", "Capacity")
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, "loadshed %d", bad)
 	}
 	ls, err := loadshed.New[int, int](sys, api, loadshed.Capacity(7))
@@ -95,4 +99,32 @@ func TestHR4_LimitAndBufferSizesAreExactOrErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, actors.MaxCapacity, l.Available())
 	require.NoError(t, l.Close(context.Background()))
+}
+
+// A configuration error names who refused it, the option and the value,
+// says why, matches ErrBadConfig and unwraps to its cause; errors.As finds
+// it under the wrapping a constructor adds.
+//
+// spec: KIT4
+func TestAConfigErrorNamesTheStageTheOptionAndTheValue(t *testing.T) {
+	cause := errors.New("the mailbox said no")
+	err := fmt.Errorf("building: %w", &troupe.ConfigError{Stage: "limit", Option: "Limit", Value: 0, Why: "need 1 to 9", Err: cause})
+	assert.EqualError(t, err, "building: troupe: limit: bad Limit 0: need 1 to 9: the mailbox said no")
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
+	assert.ErrorIs(t, err, cause)
+	var ce *troupe.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Limit", ce.Option)
+	assert.EqualError(t, &troupe.ConfigError{Stage: "fallback", Option: "When", Why: "nil"}, "troupe: fallback: bad When: nil")
+	assert.False(t, errors.Is(&troupe.ConfigError{}, troupe.ErrClosed))
+
+	// Through the builder, each stage's refusal is one.
+	sys := newSystem(t)
+	api := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
+	_, err = stages.Stack[int, int]().Limit(0).Build(sys, api)
+	troupetest.BadOption(t, err, "limit", "Limit")
+	_, err = stages.Stack[int, int]().Timeout(-time.Second).Build(sys, api)
+	troupetest.BadOption(t, err, "timeout", "Timeout")
+	_, err = stages.Stack[int, int]().Limit(1).Named("").Build(sys, api)
+	troupetest.BadOption(t, err, "Build", "Named")
 }

@@ -3,6 +3,7 @@ package troupe
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors of the contract. Every error troupe makes is one of these,
@@ -159,3 +160,57 @@ func (e *AbandonedError) Is(target error) bool { return target == ErrClosed }
 
 // Unwrap returns the cause.
 func (e *AbandonedError) Unwrap() error { return e.Cause }
+
+// ConfigError is the error of a constructor or Build refusing a
+// configuration: it names who refused, the option or parameter, the value
+// given and what the value must be. It matches ErrBadConfig and unwraps to
+// its cause (nil when the value alone is wrong). Every configuration error
+// troupe makes is one; errors.As finds it under the wrapping a constructor
+// adds.
+//
+// A plain value, safe for concurrent use.
+type ConfigError struct {
+	// Stage is who refused: a stage's kind ("limit", "breaker") or a
+	// constructor ("troupehttp.Client", "supervisor.New").
+	Stage string
+	// Option is the option or parameter refused ("Window", "capacity",
+	// "option 2 of 3").
+	Option string
+	// Value is the value given; nil where there is none (a missing
+	// function, a combination of options).
+	Value any
+	// Why says what is wrong with it, or what it must be.
+	Why string
+	// Err is the cause, when another error is why (a capacity the mailbox
+	// refused, a bad nested option).
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("troupe: ")
+	if e.Stage != "" {
+		b.WriteString(e.Stage)
+		b.WriteString(": ")
+	}
+	b.WriteString("bad ")
+	b.WriteString(e.Option)
+	if e.Value != nil {
+		fmt.Fprintf(&b, " %v", e.Value)
+	}
+	if e.Why != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Why)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrBadConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
+
+// Unwrap returns the cause.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -84,13 +84,13 @@ func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 // inner alone. A nil h or inner is an error matching ErrBadConfig.
 func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, Res], error) {
 	if h == nil {
-		return nil, fmt.Errorf("troupe: Build: the host is nil (package actors' Default is the process-wide system): %w", ErrBadConfig)
+		return nil, &ConfigError{Stage: "Build", Option: "host", Why: "nil (package actors' Default is the process-wide system)"}
 	}
 	if inner == nil {
-		return nil, fmt.Errorf("troupe: Build: inner service is nil: %w", ErrBadConfig)
+		return nil, &ConfigError{Stage: "Build", Option: "inner service", Why: "nil"}
 	}
 	if b.obs != nil && b.obs.o == nil {
-		return nil, fmt.Errorf("troupe: Build: Observe with a nil observer: %w", ErrBadConfig)
+		return nil, &ConfigError{Stage: "Build", Option: "Observe", Why: "the observer is nil"}
 	}
 	if v, ok := inner.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -102,7 +102,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 	for i := len(b.layers) - 1; i >= 0; i-- {
 		if b.layers[i] == nil {
 			_ = st.Close(context.Background())
-			return nil, fmt.Errorf("troupe: Build: layer %d is nil: %w", i, ErrBadConfig)
+			return nil, &ConfigError{Stage: "Build", Option: fmt.Sprintf("layer %d", i), Why: "nil"}
 		}
 		svc, err := b.layers[i].Layer(StageHost{Host: h, b: bld, pos: i + 1}, st.Service)
 		if err != nil {
@@ -111,7 +111,7 @@ func (b Builder[Req, Res]) Build(h Host, inner Service[Req, Res]) (*Stack[Req, R
 		}
 		if svc == nil {
 			_ = st.Close(context.Background())
-			return nil, fmt.Errorf("troupe: Build: layer %d returned a nil service: %w", i, ErrBadConfig)
+			return nil, &ConfigError{Stage: "Build", Option: fmt.Sprintf("layer %d", i), Why: "returned a nil service"}
 		}
 		st.Service = svc
 		st.made = append(st.made, svc)

@@ -116,7 +116,7 @@ func TestBuildErrorsCloseWhatWasBuilt(t *testing.T) {
 	assert.ErrorIs(t, err, troupe.ErrClosed, "the stage built before the failure was closed")
 
 	_, err = troupe.NewBuilder[int, int]().Layer(buffer.Layer[int, int](0)).Build(sys, f)
-	assert.ErrorIs(t, err, buffer.ErrBadCapacity, "bad configuration is an error, not a panic")
+	troupetest.BadOption(t, err, "buffer", "Buffer")
 	_, err = troupe.NewBuilder[int, int]().Layer(nil).Build(sys, f)
 	assert.Error(t, err)
 	_, err = troupe.NewBuilder[int, int]().Build(sys, nil)

@@ -2,6 +2,7 @@ package troupe
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 )
 
@@ -93,7 +94,7 @@ func (n *building) resolve() error {
 	for i, name := range names {
 		for j := range i {
 			if names[j] == name {
-				return fmt.Errorf("troupe: Build: two stages (layers %d and %d) are named %q: %w", n.stages[j].pos-1, n.stages[i].pos-1, name, ErrBadConfig)
+				return &ConfigError{Stage: "Build", Option: "Named", Value: strconv.Quote(name), Why: fmt.Sprintf("two stages (layers %d and %d) have this name", n.stages[j].pos-1, n.stages[i].pos-1)}
 			}
 		}
 	}
@@ -111,10 +112,10 @@ func (n *building) resolve() error {
 func Named[Req, Res any](name string, l Layer[Req, Res]) Layer[Req, Res] {
 	return LayerFunc[Req, Res](func(h Host, inner Service[Req, Res]) (Service[Req, Res], error) {
 		if name == "" {
-			return nil, fmt.Errorf("troupe: Named: the name is empty: %w", ErrBadConfig)
+			return nil, &ConfigError{Stage: "Build", Option: "Named", Why: "the name is empty"}
 		}
 		if l == nil {
-			return nil, fmt.Errorf("troupe: Named(%q): the layer is nil: %w", name, ErrBadConfig)
+			return nil, &ConfigError{Stage: "Build", Option: "Named", Value: strconv.Quote(name), Why: "the layer is nil"}
 		}
 		sh, ok := h.(StageHost)
 		if !ok {

@@ -25,12 +25,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/internal/sat"
 )
-
-// ErrBadConfig is matched by the error of an Exponential with a bad field.
-var ErrBadConfig = fmt.Errorf("backoff: %w", troupe.ErrBadConfig)
 
 // Jitter says how a delay is randomised.
 //
@@ -105,24 +102,24 @@ func WithSource(src rand.Source) Option {
 // New returns an exponential backoff from min to max. It checks the
 // configuration: 0 < min <= max, multiplier a finite number >= 1, jitter
 // ratio in [0, 1], no nil option, no nil source; anything else is an error
-// matching ErrBadConfig.
+// that is a *troupe.ConfigError.
 func New(min, max time.Duration, opts ...Option) (Exponential, error) {
 	e := Exponential{Min: min, Max: max, Multiplier: 2}
 	for i, o := range opts {
 		if o == nil {
-			return Exponential{}, fmt.Errorf("backoff: option %d of %d is nil: %w", i+1, len(opts), ErrBadConfig)
+			return Exponential{}, opt.Nil("backoff", fmt.Sprintf("option %d of %d", i+1, len(opts)))
 		}
 		o(&e)
 	}
 	switch {
 	case min <= 0 || max < min:
-		return Exponential{}, fmt.Errorf("backoff: need 0 < min (%v) <= max (%v): %w", min, max, ErrBadConfig)
+		return Exponential{}, opt.Bad("backoff", "min and max", fmt.Sprintf("%v and %v", min, max), "need 0 < min <= max")
 	case !(e.Multiplier >= 1) || math.IsInf(e.Multiplier, 0):
-		return Exponential{}, fmt.Errorf("backoff: multiplier %v must be a finite number >= 1: %w", e.Multiplier, ErrBadConfig)
+		return Exponential{}, opt.Bad("backoff", "WithMultiplier", e.Multiplier, "must be a finite number >= 1")
 	case !(e.Jitter.ratio >= 0 && e.Jitter.ratio <= 1):
-		return Exponential{}, fmt.Errorf("backoff: jitter ratio %v must be in [0, 1]: %w", e.Jitter.ratio, ErrBadConfig)
+		return Exponential{}, opt.Bad("backoff", "WithJitter", e.Jitter.ratio, "need a ratio in [0, 1]")
 	case e.rnd != nil && e.rnd.r == nil:
-		return Exponential{}, fmt.Errorf("backoff: WithSource(nil): %w", ErrBadConfig)
+		return Exponential{}, opt.Nil("backoff", "WithSource")
 	}
 	return e, nil
 }

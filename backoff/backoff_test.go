@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
 )
 
 // spec: RT10
@@ -107,7 +108,7 @@ func TestRT10_BadParametersAreErrors(t *testing.T) {
 		{time.Second, time.Second, []Option{WithJitter(Ratio(math.Inf(-1)))}},
 	} {
 		_, err := New(c.min, c.max, c.opts...)
-		assert.ErrorIs(t, err, ErrBadConfig, "%v %v %+v", c.min, c.max, c.opts)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "%v %v %+v", c.min, c.max, c.opts)
 	}
 }
 

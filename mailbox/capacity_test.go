@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/troupetest"
 )
 
 // spec: HR4 — a capacity the mailbox cannot hold exactly is an error, never
@@ -20,7 +21,7 @@ func TestHR4_NewRejectsCapacitiesItCannotHold(t *testing.T) {
 			continue // not an int on this platform
 		}
 		mb, err := mailbox.New(int(size))
-		assert.ErrorIs(t, err, mailbox.ErrBadCapacity, "capacity %d", size)
+		troupetest.BadOption(t, err, "mailbox", "Capacity")
 		if mb != nil {
 			t.Errorf("capacity %d: got a mailbox of capacity %d", size, mb.Stats().Capacity)
 		}

@@ -18,12 +18,6 @@ import (
 const MaxCapacity = math.MaxInt32
 
 var (
-	// ErrBadCapacity is matched by the error New returns for a capacity
-	// below 1 or above MaxCapacity; it matches troupe.ErrBadConfig.
-	ErrBadCapacity = fmt.Errorf("mailbox: bad capacity: %w", troupe.ErrBadConfig)
-	// ErrBadOption is matched by New's error for a nil option; it matches
-	// troupe.ErrBadConfig.
-	ErrBadOption = fmt.Errorf("mailbox: bad option: %w", troupe.ErrBadConfig)
 	// ErrStopped is returned by Post once the mailbox's actor has stopped and
 	// the mailbox was not closed with an error of its own.
 	ErrStopped    = errors.New("mailbox: stopped")
@@ -97,17 +91,17 @@ func Direct(h func(msg any) bool) Option { return func(m *Mailbox) { m.direct = 
 func Inline(budget int) Option { return func(m *Mailbox) { m.inline = budget } }
 
 // New returns a mailbox with room for size user messages, from 1 to
-// MaxCapacity; any other size is an error matching ErrBadCapacity, never a
+// MaxCapacity; any other size is a *troupe.ConfigError, never a
 // capacity other than the one asked for.
 func New(size int, opts ...Option) (*Mailbox, error) {
 	if size < 1 || size > MaxCapacity {
-		return nil, fmt.Errorf("%w: %d is not between 1 and %d", ErrBadCapacity, size, MaxCapacity)
+		return nil, &troupe.ConfigError{Stage: "mailbox", Option: "Capacity", Value: size, Why: fmt.Sprintf("not between 1 and %d", MaxCapacity)}
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
 	m.cap.size = int32(size)
 	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: option %d of %d is nil", ErrBadOption, i+1, len(opts))
+			return nil, &troupe.ConfigError{Stage: "mailbox", Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
 		}
 		o(m)
 	}

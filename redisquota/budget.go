@@ -79,7 +79,7 @@ func NewBudget(c redis.Scripter, key string, n int, opts ...Option) (*Budget, er
 		return nil, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("%w: a budget needs at least 1 lease, got %d", ErrBadConfig, n)
+		return nil, bad("leases", n, "a budget needs at least 1")
 	}
 	keys := newBudgetKeys(keyBase(o.prefix, key))
 	var id [6]byte

@@ -1,8 +1,6 @@
 package redisquota
 
 import (
-	"fmt"
-
 	"github.com/redis/go-redis/v9"
 )
 
@@ -10,9 +8,9 @@ import (
 func checkClient(c redis.Scripter, key string) error {
 	switch {
 	case c == nil:
-		return fmt.Errorf("%w: nil Redis client", ErrBadConfig)
+		return bad("Redis client", nil, "nil")
 	case key == "":
-		return fmt.Errorf("%w: empty key", ErrBadConfig)
+		return bad("key", nil, "empty")
 	}
 	var honours bool
 	switch c := c.(type) {
@@ -24,7 +22,7 @@ func checkClient(c redis.Scripter, key string) error {
 		return nil // a client whose options are not known: the caller's word
 	}
 	if !honours {
-		return fmt.Errorf("%w: the Redis client must honour contexts (set ContextTimeoutEnabled in its options), or a slow Redis would hold calls for its read timeout", ErrBadConfig)
+		return bad("Redis client", nil, "it must honour contexts (set ContextTimeoutEnabled in its options), or a slow Redis would hold calls for its read timeout")
 	}
 	return nil
 }

@@ -50,8 +50,11 @@ func TestQ1_BadConfigurationIsAnError(t *testing.T) {
 			return err
 		}(),
 	} {
+		var ce *troupe.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "redisquota", ce.Stage, name)
+		}
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
-		assert.ErrorIs(t, err, redisquota.ErrBadConfig, name)
 	}
 	assert.Equal(t, "fail closed", redisquota.FailClosed.String())
 }

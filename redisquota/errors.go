@@ -40,10 +40,11 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // ErrFull is Budget.TryAcquire's error when every lease is taken.
 var ErrFull = errors.New("redisquota: every lease of the budget is taken")
 
-// ErrBadConfig is matched by the error a constructor returns for a
-// configuration it cannot use (a nil client, an empty key, a budget below
-// 1, a bad option). It matches troupe.ErrBadConfig.
-var ErrBadConfig = fmt.Errorf("%w: redisquota", troupe.ErrBadConfig)
+// bad is the error a constructor returns for a configuration it cannot use
+// (a nil client, an empty key, a budget below 1, a bad option).
+func bad(option string, value any, why string) error {
+	return &troupe.ConfigError{Stage: "redisquota", Option: option, Value: value, Why: why}
+}
 
 // ErrHeldBack is TryAcquire's error while new leases are held back: Redis
 // lost the leases of the calls running now (a restart without persistence,

@@ -1,7 +1,7 @@
 package redisquota
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +18,7 @@ func keyBase(prefix, name string) string { return prefix + "{" + name + "}" }
 
 func checkPrefix(p string) error {
 	if strings.ContainsAny(p, "{}") {
-		return fmt.Errorf("%w: the key prefix %q may not contain braces (they would change the keys' Redis Cluster hash tag)", ErrBadConfig, p)
+		return bad("Prefix", strconv.Quote(p), "may not contain braces (they would change the keys' Redis Cluster hash tag)")
 	}
 	return nil
 }

@@ -51,14 +51,14 @@ func NewLimiter(c redis.Scripter, key string, r ratelimit.Rate, opts ...Option) 
 		return nil, err
 	}
 	if r.Num <= 0 || r.Per <= 0 {
-		return nil, fmt.Errorf("%w: a rate needs Num and Per above zero, got %d per %v", ErrBadConfig, r.Num, r.Per)
+		return nil, bad("rate", fmt.Sprintf("%d per %v", r.Num, r.Per), "need Num and Per above zero")
 	}
 	if int64(r.Num) > math.MaxInt64/1000 {
-		return nil, fmt.Errorf("%w: %d per %v: too many calls per period", ErrBadConfig, r.Num, r.Per)
+		return nil, bad("rate", fmt.Sprintf("%d per %v", r.Num, r.Per), "too many calls per period")
 	}
 	iv := ceilDiv(int64(r.Per), int64(r.Num)*1000) // microseconds, rounded up: never over the rate
 	if int64(o.burst-1) > (1<<50)/iv {
-		return nil, fmt.Errorf("%w: %d per %v: intervals must be 1µs to 2^50µs, burst included", ErrBadConfig, r.Num, r.Per)
+		return nil, bad("rate", fmt.Sprintf("%d per %v", r.Num, r.Per), "intervals must be 1µs to 2^50µs, burst included")
 	}
 	keys := newRateKeys(keyBase(o.prefix, key))
 	h := newHealth(keys.rate, o)

@@ -57,7 +57,7 @@ func Timeout(d time.Duration) Option { return func(o *options) { o.timeout = d }
 func Probe(d time.Duration) Option { return func(o *options) { o.probe = d } }
 
 // Logger sets where the warnings go (default slog.Default()); a nil l is
-// an error matching ErrBadConfig.
+// an error matching troupe.ErrBadConfig.
 func Logger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // Prefix sets what the quota's Redis keys start with (default
@@ -104,17 +104,25 @@ func newOptions(opts []Option) (options, error) {
 	o := defaults()
 	for i, f := range opts {
 		if f == nil {
-			return o, fmt.Errorf("%w: option %d of %d is nil", ErrBadConfig, i+1, len(opts))
+			return o, bad(fmt.Sprintf("option %d of %d", i+1, len(opts)), nil, "nil")
 		}
 		f(&o)
 	}
 	switch {
 	case o.log == nil:
-		return o, fmt.Errorf("%w: Logger(nil)", ErrBadConfig)
-	case o.timeout <= 0, o.probe < 0, o.ttl < 3*time.Millisecond, o.poll <= 0, o.check <= 0:
-		return o, fmt.Errorf("%w: need Timeout > 0, Probe >= 0, LeaseTTL >= 3ms, Poll > 0, CheckEvery > 0", ErrBadConfig)
+		return o, bad("Logger", nil, "nil")
+	case o.timeout <= 0:
+		return o, bad("Timeout", o.timeout, "must be positive")
+	case o.probe < 0:
+		return o, bad("Probe", o.probe, "must not be negative")
+	case o.ttl < 3*time.Millisecond:
+		return o, bad("LeaseTTL", o.ttl, "need at least 3ms")
+	case o.poll <= 0:
+		return o, bad("Poll", o.poll, "must be positive")
+	case o.check <= 0:
+		return o, bad("CheckEvery", o.check, "must be positive")
 	case o.burst < 1:
-		return o, fmt.Errorf("%w: Burst must be at least 1, got %d", ErrBadConfig, o.burst)
+		return o, bad("Burst", o.burst, "need at least 1")
 	}
 	if err := checkPrefix(o.prefix); err != nil {
 		return o, err

@@ -51,7 +51,7 @@ func (p Policy) String() string {
 
 func (p Policy) check() error {
 	if p.fallback && p.share < 1 {
-		return fmt.Errorf("%w: Fallback needs n >= 1, got %d", ErrBadConfig, p.share)
+		return bad("Fallback", p.share, "need n >= 1")
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ type SharedLimit[Req, Res any] struct {
 // error matching troupe.ErrBadConfig.
 func NewLimit[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], b *Budget) (*SharedLimit[Req, Res], error) {
 	if b == nil {
-		return nil, fmt.Errorf("%w: nil Budget", ErrBadConfig)
+		return nil, bad("Budget", nil, "nil")
 	}
 	beh := &limitBehavior[Req, Res]{budget: b}
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "sharedlimit"}, inner, beh)

@@ -105,7 +105,7 @@ func NewGroup[K comparable, Req, Res any](sys *actors.System, build func(key K) 
 	case build == nil:
 		return nil, opt.Nil("supervisor: NewGroup", "the build function")
 	case c.ttl <= 0 || c.max < 1:
-		return nil, fmt.Errorf("supervisor: NewGroup: need IdleTTL > 0 and MaxKeys >= 1, got %v and %d: %w", c.ttl, c.max, troupe.ErrBadConfig)
+		return nil, opt.Bad("supervisor.NewGroup", "IdleTTL and MaxKeys", fmt.Sprintf("%v and %d", c.ttl, c.max), "need IdleTTL > 0 and MaxKeys >= 1")
 	}
 	for i, o := range c.popts {
 		if o == nil {

@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Backoff is an actors.Strategy: it restarts a failed stage after
@@ -34,10 +34,10 @@ type Backoff struct {
 // troupe.ErrBadConfig.
 func NewBackoff(delays backoff.Exponential, maxRestarts int, window time.Duration) (*Backoff, error) {
 	if maxRestarts < 0 || window <= 0 {
-		return nil, fmt.Errorf("supervisor: need maxRestarts >= 0 and window > 0: %w", troupe.ErrBadConfig)
+		return nil, opt.Bad("supervisor.NewBackoff", "intensity", fmt.Sprintf("%d in %v", maxRestarts, window), "need maxRestarts >= 0 and a positive window")
 	}
 	if delays.Max == 0 {
-		return nil, fmt.Errorf("supervisor: backoff delays not set (use backoff.New or backoff.GRPC): %w", troupe.ErrBadConfig)
+		return nil, opt.Bad("supervisor.NewBackoff", "delays", nil, "not set (use backoff.New or backoff.GRPC)")
 	}
 	return &Backoff{Delays: delays, MaxRestarts: maxRestarts, Window: window}, nil
 }

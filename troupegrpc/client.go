@@ -34,7 +34,7 @@ type clientConfig struct {
 func ReplayLimit(n int) ClientOption {
 	return func(c *clientConfig) {
 		if n < 0 && c.bad == nil {
-			c.bad = fmt.Errorf("troupegrpc: ReplayLimit(%d) is negative: %w", n, troupe.ErrBadConfig)
+			c.bad = &troupe.ConfigError{Stage: "troupegrpc", Option: "ReplayLimit", Value: n, Why: "must not be negative"}
 		}
 		c.replayLimit = n
 	}
@@ -58,7 +58,7 @@ func newClientConfig(opts []ClientOption) clientConfig {
 
 // nilOption is the error for the i-th of n options being nil.
 func nilOption(i, n int) error {
-	return fmt.Errorf("troupegrpc: interceptor: option %d of %d is nil: %w", i+1, n, troupe.ErrBadConfig)
+	return &troupe.ConfigError{Stage: "troupegrpc interceptor", Option: fmt.Sprintf("option %d of %d", i+1, n), Why: "nil"}
 }
 
 // UnaryClientInterceptor returns an interceptor that sends every unary call

@@ -143,6 +143,6 @@ func TestABadInterceptorOptionIsTheErrorOfEveryCall(t *testing.T) {
 		grpc.StreamInterceptor(troupegrpc.StreamServerInterceptor(admit, nil))))
 	_, err = unary(ctx, cc, "x")
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "option 1 of 1 is nil", "a server interceptor with a nil option")
+	require.Contains(t, err.Error(), "bad option 1 of 1: nil", "a server interceptor with a nil option")
 	require.Zero(t, e.unaryCalls.Load())
 }

@@ -52,7 +52,7 @@ func HoldStatus(codes ...int) ClientOption {
 func HoldLimit(n int64) ClientOption {
 	return func(c *clientConfig) {
 		if n < 0 && c.bad == nil {
-			c.bad = fmt.Errorf("troupehttp: Client: HoldLimit(%d) is negative: %w", n, troupe.ErrBadConfig)
+			c.bad = &troupe.ConfigError{Stage: "troupehttp.Client", Option: "HoldLimit", Value: n, Why: "must not be negative"}
 		}
 		c.limit = n
 	}
@@ -141,7 +141,7 @@ func newLeaf(name string, opts []ClientOption) (*leaf, *actors.FuncService[*http
 	l := &leaf{cfg: clientConfig{hold: defaultRetryStatuses, limit: DefaultHoldLimit}}
 	for i, o := range opts {
 		if o == nil {
-			l.cfg.bad = fmt.Errorf("%s: option %d of %d is nil: %w", name, i+1, len(opts), troupe.ErrBadConfig)
+			l.cfg.bad = &troupe.ConfigError{Stage: name, Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
 			break
 		}
 		o(&l.cfg)

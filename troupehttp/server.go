@@ -53,7 +53,7 @@ func (e *HandlerStatusError) Is(target error) bool { return target == ErrHandler
 var errNilServerCall = errors.New("troupehttp: Serve was given a nil *ServerCall")
 
 // errNilHandler is the answer of Serve(nil)'s leaf to every call.
-var errNilHandler = fmt.Errorf("troupehttp: Serve was given a nil http.Handler: %w", troupe.ErrBadConfig)
+var errNilHandler = &troupe.ConfigError{Stage: "troupehttp.Serve", Option: "http.Handler", Why: "nil"}
 
 // errAborted is the outcome of a call whose handler panicked with
 // http.ErrAbortHandler; Handler panics with it again for net/http.
@@ -123,7 +123,7 @@ type handlerConfig struct {
 func WithPriority(p func(*http.Request) loadshed.Priority) HandlerOption {
 	return func(c *handlerConfig) {
 		if p == nil {
-			c.bad = fmt.Errorf("troupehttp: WithPriority's function is nil: %w", troupe.ErrBadConfig)
+			c.bad = &troupe.ConfigError{Stage: "troupehttp.Handler", Option: "WithPriority", Why: "the function is nil"}
 			return
 		}
 		c.priority = p
@@ -154,13 +154,13 @@ func Handler(svc troupe.Service[*ServerCall, int], opts ...HandlerOption) http.H
 	var cfg handlerConfig
 	for i, o := range opts {
 		if o == nil {
-			cfg.bad = fmt.Errorf("troupehttp: Handler's option %d of %d is nil: %w", i+1, len(opts), troupe.ErrBadConfig)
+			cfg.bad = &troupe.ConfigError{Stage: "troupehttp.Handler", Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
 			break
 		}
 		o(&cfg)
 	}
 	if svc == nil && cfg.bad == nil {
-		cfg.bad = fmt.Errorf("troupehttp: Handler was given a nil service: %w", troupe.ErrBadConfig)
+		cfg.bad = &troupe.ConfigError{Stage: "troupehttp.Handler", Option: "service", Why: "nil"}
 	}
 	return &serverHandler{svc: svc, cfg: cfg}
 }

@@ -293,7 +293,7 @@ func TestAMisconfiguredHandlerAnswers500(t *testing.T) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 		assert.Equal(t, http.StatusInternalServerError, rec.Code, name)
-		assert.Contains(t, rec.Body.String(), troupe.ErrBadConfig.Error(), name)
+		assert.Contains(t, rec.Body.String(), "troupe: troupehttp.Handler: bad ", name)
 	}
 	assert.Equal(t, int64(0), b.ran.Load())
 }

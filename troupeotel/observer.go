@@ -53,12 +53,12 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	o := options{boundaries: defaultBoundaries}
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("troupeotel: New: option %d of %d is nil: %w", i+1, len(opts), troupe.ErrBadConfig)
+			return nil, &troupe.ConfigError{Stage: "troupeotel.New", Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
 		}
 		opt(&o)
 	}
 	if o.tpSet && o.tp == nil {
-		return nil, fmt.Errorf("troupeotel: New: WithTracerProvider(nil): %w", troupe.ErrBadConfig)
+		return nil, &troupe.ConfigError{Stage: "troupeotel.New", Option: "WithTracerProvider", Why: "nil"}
 	}
 	if mp == nil {
 		mp = otel.GetMeterProvider()

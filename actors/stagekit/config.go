@@ -44,16 +44,12 @@ const MaxCapacity = mailbox.MaxCapacity
 // means no limit of its own and becomes mailbox.MaxCapacity; 1 to
 // mailbox.MaxCapacity is kept; anything else is an error matching
 // troupe.ErrBadConfig, never a different capacity.
-func CheckCapacity(n int) (int, error) {
+func CheckCapacity(stage string, n int) (int, error) {
 	switch {
 	case n == 0:
 		return mailbox.MaxCapacity, nil
 	case n < 0 || n > mailbox.MaxCapacity:
-		return 0, fmt.Errorf("capacity %d is not between 1 and %d (0 for no limit of its own): %w", n, mailbox.MaxCapacity, ErrBadConfig)
+		return 0, &troupe.ConfigError{Stage: stage, Option: "Capacity", Value: n, Why: fmt.Sprintf("not between 1 and %d (0 for no limit of its own)", mailbox.MaxCapacity)}
 	}
 	return n, nil
 }
-
-// ErrBadConfig is troupe.ErrBadConfig: matched by the error of a stage built
-// with a bad configuration.
-var ErrBadConfig = troupe.ErrBadConfig

@@ -11,8 +11,8 @@
 //
 //   - Spawn the stage: Spawn(h, Config{Name: "kind", Capacity: n}, inner,
 //     behavior). Check its options first (CheckCapacity reads a capacity as
-//     every stage does: 0 is no limit of its own); return configuration
-//     errors wrapping troupe.ErrBadConfig, never panic.
+//     every stage does: 0 is no limit of its own); return a
+//     *troupe.ConfigError naming the option for a bad one, never panic.
 //   - Give users a type that embeds the Handle made by NewHandle(st, nil):
 //     it offers Reserve, ReserveAndCall, Close, Name and Stats and
 //     nothing else, and lets the stage outside find this one's Inner side.

@@ -2,7 +2,6 @@ package stagekit
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/mailbox"
@@ -10,8 +9,8 @@ import (
 
 // ErrNilFunc is matched by the error of a FuncService made from a nil
 // function: Validate's, so Build and every stage spawned over it refuse it,
-// and every reservation's. It also matches troupe.ErrBadConfig.
-var ErrNilFunc = fmt.Errorf("actors: Func: function is nil: %w", troupe.ErrBadConfig)
+// and every reservation's. It is a *troupe.ConfigError.
+var ErrNilFunc error = &troupe.ConfigError{Stage: "actors.Func", Option: "function", Why: "nil"}
 
 // FuncService is the innermost service made from a plain function. It is
 // always ready: limits belong to the stages above it. Its function runs on

@@ -233,15 +233,15 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 		return nil, err
 	}
 	if inner == nil || beh == nil {
-		return nil, fmt.Errorf("actors: Spawn %s: nil inner service or behavior: %w", cfg.Name, ErrBadConfig)
+		return nil, &troupe.ConfigError{Stage: cfg.Name, Option: "Spawn", Why: "nil inner service or behavior"}
 	}
 	if v, ok := inner.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return nil, fmt.Errorf("actors: Spawn %s: inner service: %w", cfg.Name, err)
 		}
 	}
-	if cfg.Capacity, err = CheckCapacity(cfg.Capacity); err != nil {
-		return nil, fmt.Errorf("actors: Spawn %s: %w", cfg.Name, err)
+	if cfg.Capacity, err = CheckCapacity(cfg.Name, cfg.Capacity); err != nil {
+		return nil, err
 	}
 	if cfg.Name == "" {
 		cfg.Name = "stage"
@@ -277,7 +277,7 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
 		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
 	if err != nil {
-		return nil, fmt.Errorf("actors: Spawn %s: %w: %w", cfg.Name, ErrBadConfig, err)
+		return nil, &troupe.ConfigError{Stage: cfg.Name, Option: "Capacity", Value: cfg.Capacity, Why: "the mailbox refused it", Err: err}
 	}
 	s.mb = mb
 	switch s.inner.(type) {

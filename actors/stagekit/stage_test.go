@@ -243,14 +243,14 @@ func TestSpawnRejectsBadConfig(t *testing.T) {
 	sys := troupetest.NewSystem(t)
 	f := stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	_, err := stagekit.Spawn(sys, stagekit.Config{Capacity: -1}, f, stagekit.Passthrough[int, int]{})
-	assert.ErrorIs(t, err, stagekit.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	_, err = stagekit.Spawn[int, int](sys, stagekit.Config{}, nil, stagekit.Passthrough[int, int]{})
-	assert.ErrorIs(t, err, stagekit.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	_, err = stagekit.Spawn(otherHost{}, stagekit.Config{}, f, stagekit.Passthrough[int, int]{})
 	assert.Error(t, err)
 	mock, _ := troupetest.NewMock[int, int]()
 	_, err = stagekit.Spawn(sys, stagekit.Config{}, troupe.Service[int, int](mock), nil)
-	assert.ErrorIs(t, err, stagekit.ErrBadConfig)
+	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 }
 
 type otherHost struct{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/internal/opt"
 )
 
@@ -104,7 +105,7 @@ func checkStrategy(s Strategy) error {
 		return opt.Nil("actors: NewHost", "the strategy")
 	case intensity:
 		if s.max < 0 || s.window <= 0 {
-			return fmt.Errorf("actors: Intensity(%d, %v): need max >= 0 and a positive window: %w", s.max, s.window, ErrBadConfig)
+			return &troupe.ConfigError{Stage: "actors.NewHost", Option: "Intensity", Value: fmt.Sprintf("(%d, %v)", s.max, s.window), Why: "need max >= 0 and a positive window"}
 		}
 	}
 	return nil

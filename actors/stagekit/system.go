@@ -184,22 +184,22 @@ func hostFrom(h troupe.Host) (*Host, error) {
 	case troupe.StageHost:
 		return hostFrom(h.Host)
 	case nil:
-		return nil, fmt.Errorf("actors: nil host (actors.Default() is the process-wide system): %w", ErrBadConfig)
+		return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Why: "nil (actors.Default() is the process-wide system)"}
 	case *System:
 		if h == nil {
-			return nil, fmt.Errorf("actors: nil *System: %w", ErrBadConfig)
+			return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Why: "a nil *System"}
 		}
 		return h.root, nil
 	case *Host:
 		if h == nil {
-			return nil, fmt.Errorf("actors: nil *Host: %w", ErrBadConfig)
+			return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Why: "a nil *Host"}
 		}
 		return h, nil
 	case interface{ ActorsHost() *Host }:
 		if hh := h.ActorsHost(); hh != nil {
 			return hh, nil
 		}
-		return nil, fmt.Errorf("actors: %T has no host: %w", h, ErrBadConfig)
+		return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Value: fmt.Sprintf("%T", h), Why: "has no host"}
 	}
-	return nil, fmt.Errorf("actors: %T is not a host of package actors: %w", h, ErrBadConfig)
+	return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Value: fmt.Sprintf("%T", h), Why: "not a host of package actors"}
 }

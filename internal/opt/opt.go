@@ -24,9 +24,9 @@ func Apply[C any, O ~func(*C)](where string, c *C, opts []O) error {
 }
 
 // Nil returns the error for what, given nil to where (a nil option, a nil
-// function): it matches troupe.ErrBadConfig.
+// function): a *troupe.ConfigError.
 func Nil(where, what string) error {
-	return fmt.Errorf("%s: %s is nil: %w", where, what, troupe.ErrBadConfig)
+	return &troupe.ConfigError{Stage: where, Option: what, Why: "nil"}
 }
 
 // As returns fn, a function an option kept untyped (its types are the
@@ -38,4 +38,10 @@ func As[F any](fn any) (f F, ok bool) {
 	}
 	f, ok = fn.(F)
 	return f, ok
+}
+
+// Bad returns the *troupe.ConfigError of stage for option given value: why
+// says what the value must be.
+func Bad(stage, option string, value any, why string) error {
+	return &troupe.ConfigError{Stage: stage, Option: option, Value: value, Why: why}
 }

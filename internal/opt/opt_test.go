@@ -25,7 +25,7 @@ func TestOptionsApplyInOrderAndANilOneIsAnError(t *testing.T) {
 	c = config{}
 	err := opt.Apply("thing", &c, []option{add(1), nil, add(3)})
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
-	assert.EqualError(t, err, "thing: option 2 of 3 is nil: troupe: bad configuration")
+	assert.EqualError(t, err, "troupe: thing: bad option 2 of 3: nil")
 	assert.Equal(t, []int{1}, c.n, "nothing after the nil one")
 }
 

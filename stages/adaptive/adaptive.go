@@ -43,9 +43,9 @@ type Snapshot struct {
 }
 
 // New spawns an adaptive concurrency limit over inner, in host h (nil
-// means the default system). A bad option is an error matching
-// troupe.ErrBadConfig (and ErrBadLimits, ErrBadInitial, ErrBadBackoff or
-// ErrBadSamples), as is a nil inner service.
+// means the default system). A bad option is a *troupe.ConfigError
+// (matching troupe.ErrBadConfig) naming the option, as is a nil inner
+// service.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Adaptive[Req, Res], error) {
 	c, err := configure(opts)
 	if err != nil {

@@ -18,32 +18,32 @@ import (
 )
 
 // spec: HR4, CORE9
-// A bad option is an error at construction matching troupe.ErrBadConfig
-// and the option's own sentinel, never a panic or another value.
+// A bad option is an error at construction, a *troupe.ConfigError naming
+// the option and matching troupe.ErrBadConfig, never a panic or another
+// value.
 func TestHR4_BadConfigurationIsAnError(t *testing.T) {
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	for _, c := range []struct {
 		name string
 		opt  adaptive.Option
-		want error
+		want string // the option refused
 	}{
-		{"min 0", adaptive.Limits(0, 10), adaptive.ErrBadLimits},
-		{"max below min", adaptive.Limits(5, 4), adaptive.ErrBadLimits},
-		{"max above MaxLimit", adaptive.Limits(1, adaptive.MaxLimit+1), adaptive.ErrBadLimits},
-		{"initial below min", adaptive.Initial(0), adaptive.ErrBadInitial},
-		{"initial above max", adaptive.Initial(adaptive.DefaultMax + 1), adaptive.ErrBadInitial},
-		{"backoff 0", adaptive.Backoff(0), adaptive.ErrBadBackoff},
-		{"backoff 1", adaptive.Backoff(1), adaptive.ErrBadBackoff},
-		{"backoff NaN", adaptive.Backoff(math.NaN()), adaptive.ErrBadBackoff},
-		{"samples 0", adaptive.Samples(0), adaptive.ErrBadSamples},
-		{"probe 0", adaptive.ProbeEvery(0), adaptive.ErrBadProbe},
+		{"min 0", adaptive.Limits(0, 10), "Limits"},
+		{"max below min", adaptive.Limits(5, 4), "Limits"},
+		{"max above MaxLimit", adaptive.Limits(1, adaptive.MaxLimit+1), "Limits"},
+		{"initial below min", adaptive.Initial(0), "Initial"},
+		{"initial above max", adaptive.Initial(adaptive.DefaultMax + 1), "Initial"},
+		{"backoff 0", adaptive.Backoff(0), "Backoff"},
+		{"backoff 1", adaptive.Backoff(1), "Backoff"},
+		{"backoff NaN", adaptive.Backoff(math.NaN()), "Backoff"},
+		{"samples 0", adaptive.Samples(0), "Samples"},
+		{"probe 0", adaptive.ProbeEvery(0), "ProbeEvery"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := adaptive.New[int, int](nil, f, c.opt)
-			assert.ErrorIs(t, err, c.want)
-			assert.ErrorIs(t, err, troupe.ErrBadConfig)
+			troupetest.BadOption(t, err, "adaptive", c.want)
 			_, err = stages.Stack[int, int]().Adaptive(c.opt).Build(troupetest.NewSystem(t), f)
-			assert.ErrorIs(t, err, c.want, "and at Build")
+			troupetest.BadOption(t, err, "adaptive", c.want)
 		})
 	}
 	_, err := adaptive.New[int, int](nil, nil)

@@ -10,7 +10,7 @@ import (
 // MaxLimit is the largest max New accepts. The stage holds back, in its
 // own mailbox, the slots between the current limit and the max, so a
 // larger max costs more at construction; a max above MaxLimit is an error
-// (ErrBadLimits), never a smaller max.
+// of New, never a smaller max.
 const MaxLimit = 1 << 16
 
 // The defaults. The limits and the backoff are those of Netflix's
@@ -51,31 +51,31 @@ type config struct {
 
 // Limits sets the range the limit moves in: never below min, never above
 // max. The defaults are DefaultMin and DefaultMax. They must satisfy
-// 1 <= min <= max <= MaxLimit (ErrBadLimits).
+// 1 <= min <= max <= MaxLimit.
 func Limits(min, max int) Option { return func(c *config) { c.min, c.max = min, max } }
 
 // Initial sets the limit the stage moves to once its first window, a probe
 // at the min, has measured the baseline; it must lie between the min and
-// the max (ErrBadInitial). The default is DefaultInitial, or the
+// the max. The default is DefaultInitial, or the
 // nearer of the min and the max when that lies outside them.
 func Initial(n int) Option { return func(c *config) { c.initial, c.hasInitial = n, true } }
 
 // Backoff sets the ratio a drop multiplies the limit by (the
 // multiplicative decrease of AIMD), strictly between 0 and 1
-// (ErrBadBackoff). The default is DefaultBackoff. A drop always takes at
+// The default is DefaultBackoff. A drop always takes at
 // least one off the limit, down to the min.
 func Backoff(ratio float64) Option { return func(c *config) { c.backoff = ratio } }
 
 // Samples sets the fewest latency samples a window closes with; a window
 // also waits for as many samples as the current limit, so that it covers
-// at least one round of the calls in flight. At least 1 (ErrBadSamples);
-// the default is DefaultSamples.
+// at least one round of the calls in flight. At least 1; the
+// default is DefaultSamples.
 func Samples(n int) Option { return func(c *config) { c.samples = n } }
 
 // ProbeEvery sets how long the baseline (the latency of the service
 // inside without a queue) may go without a window confirming it before the
 // stage measures it again, with a probe window at the min limit. It must be
-// greater than zero (ErrBadProbe); the default is DefaultProbe.
+// greater than zero; the default is DefaultProbe.
 func ProbeEvery(d time.Duration) Option { return func(c *config) { c.probeEvery = d } }
 
 // Classify sets which errors are drops, signs that the service inside is
@@ -119,22 +119,22 @@ func configure(opts []Option) (config, error) {
 		return c, opt.Nil("adaptive", "OnLimitChange's function")
 	}
 	if c.min < 1 || c.max < c.min || c.max > MaxLimit {
-		return c, fmt.Errorf("adaptive: min %d, max %d: %w", c.min, c.max, ErrBadLimits)
+		return c, opt.Bad("adaptive", "Limits", fmt.Sprintf("(%d, %d)", c.min, c.max), fmt.Sprintf("need 1 <= min <= max <= %d", MaxLimit))
 	}
 	if !c.hasInitial {
 		c.initial = min(max(DefaultInitial, c.min), c.max)
 	}
 	if c.initial < c.min || c.initial > c.max {
-		return c, fmt.Errorf("adaptive: initial %d, min %d, max %d: %w", c.initial, c.min, c.max, ErrBadInitial)
+		return c, opt.Bad("adaptive", "Initial", c.initial, fmt.Sprintf("not between the min %d and the max %d", c.min, c.max))
 	}
 	if !(c.backoff > 0 && c.backoff < 1) { // NaN fails too
-		return c, fmt.Errorf("adaptive: backoff %v: %w", c.backoff, ErrBadBackoff)
+		return c, opt.Bad("adaptive", "Backoff", c.backoff, "need a ratio above 0 and below 1")
 	}
 	if c.samples < 1 {
-		return c, fmt.Errorf("adaptive: samples %d: %w", c.samples, ErrBadSamples)
+		return c, opt.Bad("adaptive", "Samples", c.samples, "need at least 1")
 	}
 	if c.probeEvery <= 0 {
-		return c, fmt.Errorf("adaptive: probe every %v: %w", c.probeEvery, ErrBadProbe)
+		return c, opt.Bad("adaptive", "ProbeEvery", c.probeEvery, "need a positive interval")
 	}
 	return c, nil
 }

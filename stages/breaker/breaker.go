@@ -18,8 +18,8 @@ type Breaker[Req, Res any] struct {
 }
 
 // New spawns a circuit breaker over inner in host h (nil is an error). A bad
-// option is an error matching troupe.ErrBadConfig and one of ErrBadWindow,
-// ErrBadThreshold, ErrBadDelay, ErrBadTrials and ErrBadFunc.
+// option is a *troupe.ConfigError naming the option (it matches
+// troupe.ErrBadConfig).
 //
 // The stage sets no capacity of its own: reserving on it never waits, so
 // an open breaker answers every call at once. Bound the calls with a limit
@@ -35,10 +35,10 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	b := &behavior[Req, Res]{o: &o, clocked: o.slowAfter > 0 || o.span > 0 || o.interval > 0, clock: stagekit.NewClock()}
 	var ok bool
 	if b.classify, ok = opt.As[func(Res, error) bool](o.classify); !ok {
-		return nil, badFunc[Res]("the classifier", o.classify)
+		return nil, badFunc[Res]("Classify", o.classify)
 	}
 	if b.exclude, ok = opt.As[func(Res, error) bool](o.exclude); !ok {
-		return nil, badFunc[Res]("Exclude's function", o.exclude)
+		return nil, badFunc[Res]("Exclude", o.exclude)
 	}
 	host, err := stagekit.HostFrom(h)
 	if err != nil {
@@ -96,7 +96,7 @@ func (br *Breaker[Req, Res]) Reset() { br.b.force(Closed) }
 // badFunc is New's error for a function of the wrong types.
 func badFunc[Res any](what string, fn any) error {
 	var zero Res
-	return fmt.Errorf("%w: %s is a %T, the stage's responses are %T", ErrBadFunc, what, fn, zero)
+	return opt.Bad("breaker", what, fmt.Sprintf("%T", fn), fmt.Sprintf("the stage's responses are %T", zero))
 }
 
 func isRestart(err error) bool { return errors.Is(err, troupe.ErrRestarted) }

@@ -17,7 +17,8 @@ import (
 )
 
 // Every bad option is an error at construction, matching
-// troupe.ErrBadConfig and the package's sentinel; none panics.
+// troupe.ErrBadConfig, a *troupe.ConfigError naming the option; none
+// panics.
 //
 // spec: CB1, HR4
 func TestHR4_BadConfigurationIsAnErrorAtConstruction(t *testing.T) {
@@ -26,37 +27,36 @@ func TestHR4_BadConfigurationIsAnErrorAtConstruction(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opt  breaker.Option
-		want error
+		want string // the option refused
 	}{
-		{"count window 0", breaker.CountWindow(0), breaker.ErrBadWindow},
-		{"count window too big", breaker.CountWindow(breaker.MaxCountWindow + 1), breaker.ErrBadWindow},
-		{"time window 0", breaker.TimeWindow(0, 1), breaker.ErrBadWindow},
-		{"negative time window", breaker.TimeWindow(-time.Second, 1), breaker.ErrBadWindow},
-		{"no buckets", breaker.TimeWindow(time.Second, 0), breaker.ErrBadWindow},
-		{"too many buckets", breaker.TimeWindow(time.Hour, breaker.MaxBuckets+1), breaker.ErrBadWindow},
-		{"unequal buckets", breaker.TimeWindow(time.Second, 7), breaker.ErrBadWindow},
-		{"min calls 0", breaker.MinCalls(0), breaker.ErrBadWindow},
-		{"min calls above the window", breaker.MinCalls(breaker.DefaultCountWindow + 1), breaker.ErrBadWindow},
-		{"failure rate 0", breaker.FailureRate(0), breaker.ErrBadThreshold},
-		{"failure rate above 1", breaker.FailureRate(1.01), breaker.ErrBadThreshold},
-		{"failure rate NaN", breaker.FailureRate(math.NaN()), breaker.ErrBadThreshold},
-		{"slow after 0", breaker.SlowCalls(0, 0.5), breaker.ErrBadThreshold},
-		{"slow rate 0", breaker.SlowCalls(time.Second, 0), breaker.ErrBadThreshold},
-		{"trials 0", breaker.HalfOpenTrials(0), breaker.ErrBadTrials},
-		{"open delay 0", breaker.OpenDelay(0), breaker.ErrBadDelay},
-		{"factor below 1", breaker.GrowOpenDelay(0.5, time.Hour), breaker.ErrBadDelay},
-		{"factor infinite", breaker.GrowOpenDelay(math.Inf(1), time.Hour), breaker.ErrBadDelay},
-		{"limit below the delay", breaker.GrowOpenDelay(2, time.Second), breaker.ErrBadDelay},
-		{"nil classifier", breaker.Classify[int](nil), breaker.ErrBadFunc},
-		{"classifier of another type", breaker.Classify(func(string, error) bool { return false }), breaker.ErrBadFunc},
-		{"nil OnStateChange", breaker.OnStateChange(nil), breaker.ErrBadFunc},
+		{"count window 0", breaker.CountWindow(0), "CountWindow"},
+		{"count window too big", breaker.CountWindow(breaker.MaxCountWindow + 1), "CountWindow"},
+		{"time window 0", breaker.TimeWindow(0, 1), "TimeWindow"},
+		{"negative time window", breaker.TimeWindow(-time.Second, 1), "TimeWindow"},
+		{"no buckets", breaker.TimeWindow(time.Second, 0), "TimeWindow"},
+		{"too many buckets", breaker.TimeWindow(time.Hour, breaker.MaxBuckets+1), "TimeWindow"},
+		{"unequal buckets", breaker.TimeWindow(time.Second, 7), "TimeWindow"},
+		{"min calls 0", breaker.MinCalls(0), "MinCalls"},
+		{"min calls above the window", breaker.MinCalls(breaker.DefaultCountWindow + 1), "MinCalls"},
+		{"failure rate 0", breaker.FailureRate(0), "FailureRate"},
+		{"failure rate above 1", breaker.FailureRate(1.01), "FailureRate"},
+		{"failure rate NaN", breaker.FailureRate(math.NaN()), "FailureRate"},
+		{"slow after 0", breaker.SlowCalls(0, 0.5), "SlowCalls"},
+		{"slow rate 0", breaker.SlowCalls(time.Second, 0), "SlowCalls"},
+		{"trials 0", breaker.HalfOpenTrials(0), "HalfOpenTrials"},
+		{"open delay 0", breaker.OpenDelay(0), "OpenDelay"},
+		{"factor below 1", breaker.GrowOpenDelay(0.5, time.Hour), "GrowOpenDelay"},
+		{"factor infinite", breaker.GrowOpenDelay(math.Inf(1), time.Hour), "GrowOpenDelay"},
+		{"limit below the delay", breaker.GrowOpenDelay(2, time.Second), "GrowOpenDelay"},
+		{"nil classifier", breaker.Classify[int](nil), "Classify"},
+		{"classifier of another type", breaker.Classify(func(string, error) bool { return false }), "Classify"},
+		{"nil OnStateChange", breaker.OnStateChange(nil), "OnStateChange"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := breaker.New[int, int](sys, svc, c.opt)
-			assert.ErrorIs(t, err, c.want)
-			assert.ErrorIs(t, err, troupe.ErrBadConfig)
+			troupetest.BadOption(t, err, "breaker", c.want)
 			_, err = stages.Stack[int, int]().Breaker(c.opt).Build(sys, svc)
-			assert.ErrorIs(t, err, c.want, "Build says so too")
+			troupetest.BadOption(t, err, "breaker", c.want)
 		})
 	}
 	_, err := breaker.New[int, int](sys, nil)

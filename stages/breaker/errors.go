@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/troupe-go/troupe"
 )
 
 // ErrOpen is matched by the error of a call the breaker refused: it was
@@ -48,31 +46,6 @@ func (e *OpenError) RetryAfter(now time.Time) time.Duration {
 	}
 	return max(e.RetryAt.Sub(now), 0)
 }
-
-// Configuration errors: each matches troupe.ErrBadConfig, and the error
-// New returns says which value was wrong.
-var (
-	// ErrBadWindow is matched by the error for a window that is not
-	// positive, a time window that cannot be cut into equal buckets, a
-	// window or bucket count above MaxCountWindow or MaxBuckets, and a
-	// minimum number of calls below 1 or above a count window's size.
-	ErrBadWindow = fmt.Errorf("breaker: bad window: %w", troupe.ErrBadConfig)
-	// ErrBadThreshold is matched by the error for a failure rate or
-	// slow-call rate outside (0, 1], and a slow-call duration that is not
-	// positive.
-	ErrBadThreshold = fmt.Errorf("breaker: bad threshold: %w", troupe.ErrBadConfig)
-	// ErrBadDelay is matched by the error for an open delay that is not
-	// positive, a growth factor below 1 (or not finite), and a maximum
-	// delay below the open delay.
-	ErrBadDelay = fmt.Errorf("breaker: bad open delay: %w", troupe.ErrBadConfig)
-	// ErrBadTrials is matched by the error for a number of half-open trial
-	// calls below 1.
-	ErrBadTrials = fmt.Errorf("breaker: bad number of trial calls: %w", troupe.ErrBadConfig)
-	// ErrBadFunc is matched by the error for a nil classifier or
-	// OnStateChange, and for a classifier whose response type is not the
-	// stage's.
-	ErrBadFunc = fmt.Errorf("breaker: bad function: %w", troupe.ErrBadConfig)
-)
 
 // withPanic is the outcome of a call whose classifier or OnStateChange
 // panicked with perr: the panic, and the call's own error if it had one.

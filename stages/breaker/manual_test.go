@@ -93,7 +93,7 @@ func TestConsecutiveFailuresOpenTheBreakerAsGobreakerDoes(t *testing.T) {
 		assert.Zero(t, br.Snapshot().ConsecutiveFailures, "the opening started the count over")
 
 		_, err := breaker.New[step, int](nil, nil, breaker.ConsecutiveFailures(0))
-		assert.ErrorIs(t, err, breaker.ErrBadThreshold)
+		troupetest.BadOption(t, err, "breaker", "ConsecutiveFailures")
 	})
 }
 
@@ -121,9 +121,9 @@ func TestExcludedOutcomesCountNeitherWay(t *testing.T) {
 		assert.Zero(t, boom.Snapshot().Calls)
 
 		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude(func(string, error) bool { return false }))
-		assert.ErrorIs(t, err, breaker.ErrBadFunc, "a function of another response type")
+		troupetest.BadOption(t, err, "breaker", "Exclude")
 		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude[int](nil))
-		assert.ErrorIs(t, err, breaker.ErrBadFunc)
+		troupetest.BadOption(t, err, "breaker", "Exclude")
 	})
 }
 
@@ -173,7 +173,7 @@ func TestTheTransitionCallbackReceivesTheCounts(t *testing.T) {
 			{From: breaker.HalfOpen, To: breaker.Closed, At: start.Add(time.Second), Counts: breaker.Counts{Calls: 1, ConsecutiveSuccesses: 1}},
 		}, got)
 		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.OnTransition(nil))
-		assert.ErrorIs(t, err, breaker.ErrBadFunc)
+		troupetest.BadOption(t, err, "breaker", "OnTransition")
 	})
 }
 
@@ -202,7 +202,7 @@ func TestClearEveryForgetsTheCountsAtEachInterval(t *testing.T) {
 		assert.Equal(t, breaker.Open, br.State())
 
 		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.ClearEvery(0))
-		assert.ErrorIs(t, err, breaker.ErrBadWindow)
+		troupetest.BadOption(t, err, "breaker", "ClearEvery")
 	})
 }
 
@@ -224,7 +224,7 @@ func TestJitterSpreadsTheOpenDelay(t *testing.T) {
 		}
 		assert.Greater(t, len(seen), 1, "twenty breakers that opened at one instant do not all retry at one")
 		_, err := breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.JitterOpenDelay(1))
-		assert.ErrorIs(t, err, breaker.ErrBadDelay)
+		troupetest.BadOption(t, err, "breaker", "JitterOpenDelay")
 	})
 }
 
@@ -259,6 +259,6 @@ func TestATripFunctionOfTheCountsOpensTheBreaker(t *testing.T) {
 		assert.ErrorIs(t, err, errDown, "the panic joins the call's own error")
 		assert.Equal(t, breaker.Closed, boom.State())
 		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.TripWhen(nil))
-		assert.ErrorIs(t, err, breaker.ErrBadFunc)
+		troupetest.BadOption(t, err, "breaker", "TripWhen")
 	})
 }

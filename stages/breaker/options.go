@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Option configures a Breaker. Options are plain values, safe for
@@ -36,6 +38,7 @@ type options struct {
 	count       int           // count window size; 0 when timed
 	span        time.Duration // time window; 0 when counted
 	buckets     int
+	timed       bool // TimeWindow was the last window given
 	failureRate float64
 	slowAfter   time.Duration // 0: slow calls are not counted
 	slowRate    float64
@@ -72,7 +75,9 @@ func defaults() options {
 // CountWindow makes the breaker judge the last n calls (the default, with
 // n = 100): the oldest outcome leaves as each new one comes in. n must be
 // between 1 and MaxCountWindow.
-func CountWindow(n int) Option { return func(o *options) { o.count, o.span, o.buckets = n, 0, 0 } }
+func CountWindow(n int) Option {
+	return func(o *options) { o.count, o.span, o.buckets, o.timed = n, 0, 0, false }
+}
 
 // TimeWindow makes the breaker judge the calls whose outcomes came in over
 // the last d, counted in buckets of d/buckets each: an outcome leaves the
@@ -80,7 +85,7 @@ func CountWindow(n int) Option { return func(o *options) { o.count, o.span, o.bu
 // d must be positive and a whole multiple of buckets nanoseconds, and
 // buckets between 1 and MaxBuckets.
 func TimeWindow(d time.Duration, buckets int) Option {
-	return func(o *options) { o.count, o.span, o.buckets = 0, d, buckets }
+	return func(o *options) { o.count, o.span, o.buckets, o.timed = 0, d, buckets, true }
 }
 
 // FailureRate sets the share of failed calls in the window, from 0 (not
@@ -125,7 +130,7 @@ func GrowOpenDelay(factor float64, limit time.Duration) Option {
 // under the breaker's lock, where the failure was produced: it must be
 // quick, must not block, and must not call the breaker. A panic in it is
 // the call's outcome (an error matching troupe.ErrPanic), and the breaker
-// stays closed. A nil trip is New's error (ErrBadFunc).
+// stays closed. A nil trip is New's error.
 func TripWhen(trip func(c Counts) bool) Option {
 	return func(o *options) { o.tripWhen, o.tripSet = trip, true }
 }
@@ -142,7 +147,7 @@ func JitterOpenDelay(ratio float64) Option { return func(o *options) { o.jitter 
 // classifier, a call whose own caller gave up (its context ended, and the
 // outcome is that context's error) is not counted at all: the service is
 // not to blame. Res is the stage's response type, inferred from
-// isFailure; a classifier of another type is New's error (ErrBadFunc).
+// isFailure; a classifier of another type is New's error.
 // isFailure runs wherever the outcome was produced, possibly another
 // stage's actor: it must not block, and must be safe for concurrent use. A
 // panic in it is the call's outcome (an error matching troupe.ErrPanic),
@@ -172,7 +177,7 @@ func OnStateChange(f func(from, to State)) Option {
 // state left (a Transition), as OnStateChange calls its function: in
 // order, on the breaker's notifying goroutine, after OnStateChange when
 // both are set, the call that made the change waiting for it, a panic in
-// f that call's outcome. A nil f is New's error (ErrBadFunc).
+// f that call's outcome. A nil f is New's error.
 func OnTransition(f func(Transition)) Option {
 	return func(o *options) { o.onTrans, o.onTransSet = f, true }
 }
@@ -209,7 +214,7 @@ func ReopenOnTrialFailure() Option { return func(o *options) { o.trialFails = tr
 // trials and the runs, as the caller's own cancellation is (a trial
 // excluded gives its place to the next call). It is asked before Classify.
 // Res is the stage's response type, inferred from excluded; a function of
-// another type, or a nil one, is New's error (ErrBadFunc). It runs where
+// another type, or a nil one, is New's error. It runs where
 // the outcome was produced: it must not block, and must be safe for
 // concurrent use; a panic in it is the call's outcome (an error matching
 // troupe.ErrPanic), and the call is not counted.
@@ -225,32 +230,40 @@ func Exclude[Res any](excluded func(res Res, err error) bool) Option {
 // check validates o and fills in the defaults that depend on others.
 func (o *options) check() error {
 	switch {
-	case o.span == 0 && (o.count < 1 || o.count > MaxCountWindow):
-		return fmt.Errorf("%w: count window %d is not between 1 and %d", ErrBadWindow, o.count, MaxCountWindow)
-	case o.span != 0 && (o.span < 0 || o.buckets < 1 || o.buckets > MaxBuckets || o.span%time.Duration(o.buckets) != 0):
-		return fmt.Errorf("%w: time window %v in %d buckets: need a positive window, 1 to %d buckets, and equal buckets", ErrBadWindow, o.span, o.buckets, MaxBuckets)
+	case !o.timed && (o.count < 1 || o.count > MaxCountWindow):
+		return opt.Bad("breaker", "CountWindow", o.count, fmt.Sprintf("need 1 to %d", MaxCountWindow))
+	case o.timed && (o.span <= 0 || o.buckets < 1 || o.buckets > MaxBuckets || o.span%time.Duration(o.buckets) != 0):
+		return opt.Bad("breaker", "TimeWindow", fmt.Sprintf("(%v, %d)", o.span, o.buckets), fmt.Sprintf("need a positive window, 1 to %d buckets, and equal buckets", MaxBuckets))
 	case o.minSet && (o.minCalls < 1 || o.count > 0 && o.minCalls > o.count):
-		return fmt.Errorf("%w: minimum of %d calls is not between 1 and the window's size", ErrBadWindow, o.minCalls)
+		return opt.Bad("breaker", "MinCalls", o.minCalls, "need 1 to the window's size")
 	case !isRate(o.failureRate):
-		return fmt.Errorf("%w: failure rate %v is not in (0, 1]", ErrBadThreshold, o.failureRate)
+		return opt.Bad("breaker", "FailureRate", o.failureRate, "need a rate in (0, 1]")
 	case o.slowSet && (o.slowAfter <= 0 || !isRate(o.slowRate)):
-		return fmt.Errorf("%w: slow calls after %v at a rate of %v: need a positive duration and a rate in (0, 1]", ErrBadThreshold, o.slowAfter, o.slowRate)
+		return opt.Bad("breaker", "SlowCalls", fmt.Sprintf("(%v, %v)", o.slowAfter, o.slowRate), "need a positive duration and a rate in (0, 1]")
 	case o.trials < 1:
-		return fmt.Errorf("%w: %d trial calls", ErrBadTrials, o.trials)
+		return opt.Bad("breaker", "HalfOpenTrials", o.trials, "need at least 1")
 	case o.delay <= 0:
-		return fmt.Errorf("%w: open delay %v is not positive", ErrBadDelay, o.delay)
+		return opt.Bad("breaker", "OpenDelay", o.delay, "must be positive")
 	case o.factor < 1 || math.IsInf(o.factor, 0) || math.IsNaN(o.factor):
-		return fmt.Errorf("%w: growth factor %v is not at least 1", ErrBadDelay, o.factor)
+		return opt.Bad("breaker", "GrowOpenDelay", o.factor, "the factor must be a finite number of at least 1")
 	case !(o.jitter >= 0 && o.jitter < 1):
-		return fmt.Errorf("%w: jitter %v is not in [0, 1)", ErrBadDelay, o.jitter)
+		return opt.Bad("breaker", "JitterOpenDelay", o.jitter, "need a fraction in [0, 1)")
 	case o.factor > 1 && o.maxDelay < o.delay:
-		return fmt.Errorf("%w: maximum delay %v is below the open delay %v", ErrBadDelay, o.maxDelay, o.delay)
+		return opt.Bad("breaker", "GrowOpenDelay", o.maxDelay, fmt.Sprintf("the maximum is below the open delay %v", o.delay))
 	case o.intervalSet && o.interval <= 0:
-		return fmt.Errorf("%w: counts cleared every %v: need a positive interval", ErrBadWindow, o.interval)
+		return opt.Bad("breaker", "ClearEvery", o.interval, "need a positive interval")
 	case o.consecSet && o.consecutive < 1:
-		return fmt.Errorf("%w: %d consecutive failures", ErrBadThreshold, o.consecutive)
-	case o.classifySet && o.classify == nil, o.excludeSet && o.exclude == nil, o.onChangeSet && o.onChange == nil, o.onTransSet && o.onTrans == nil, o.tripSet && o.tripWhen == nil:
-		return fmt.Errorf("%w: nil classifier, Exclude, OnStateChange, OnTransition or TripWhen", ErrBadFunc)
+		return opt.Bad("breaker", "ConsecutiveFailures", o.consecutive, "need at least 1")
+	case o.classifySet && o.classify == nil:
+		return opt.Nil("breaker", "Classify")
+	case o.excludeSet && o.exclude == nil:
+		return opt.Nil("breaker", "Exclude")
+	case o.onChangeSet && o.onChange == nil:
+		return opt.Nil("breaker", "OnStateChange")
+	case o.onTransSet && o.onTrans == nil:
+		return opt.Nil("breaker", "OnTransition")
+	case o.tripSet && o.tripWhen == nil:
+		return opt.Nil("breaker", "TripWhen")
 	}
 	if !o.minSet {
 		o.minCalls = DefaultMinCalls

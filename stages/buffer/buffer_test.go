@@ -41,7 +41,7 @@ func TestB1_CallersShareOnlyABoundedMailbox(t *testing.T) {
 		require.NoError(t, p2.Release())
 
 		_, err = buffer.New[string, string](nil, actors.Func(func(_ context.Context, s string) (string, error) { return s, nil }), 0)
-		assert.ErrorIs(t, err, buffer.ErrBadCapacity)
+		troupetest.BadOption(t, err, "buffer", "Buffer")
 	})
 }
 

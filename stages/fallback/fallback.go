@@ -31,9 +31,6 @@ func To[Req, Res any](alt troupe.Service[Req, Res]) Func[Req, Res] {
 // that error also wraps the fallback's error and the original one.
 var ErrFailed = errors.New("fallback: the fallback failed")
 
-// errNoFunc is New's error for a nil Func.
-var errNoFunc = fmt.Errorf("fallback: need a fallback function: %w", troupe.ErrBadConfig)
-
 // Option configures a Fallback. Options are plain values, safe for
 // concurrent use.
 type Option func(*options)
@@ -111,13 +108,13 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 	}
 	switch {
 	case fn == nil:
-		return nil, errNoFunc
+		return nil, opt.Nil("fallback", "the fallback function")
 	case o.whenSet && o.when == nil:
 		return nil, opt.Nil("fallback", "When's function")
 	}
 	result, ok := opt.As[func(Res, error) bool](o.result)
 	if !ok || o.resultSet && result == nil {
-		return nil, fmt.Errorf("fallback: WhenResult needs a non-nil func(%T, error) bool: %w", *new(Res), troupe.ErrBadConfig)
+		return nil, opt.Bad("fallback", "WhenResult", fmt.Sprintf("%T", o.result), fmt.Sprintf("need a non-nil func(%T, error) bool", *new(Res)))
 	}
 	b := &behavior[Req, Res]{fn: fn, when: o.when, result: result, children: stagekit.NewPool[Req, Res]()}
 	st, err := stagekit.Spawn(h, stagekit.Config{Name: "fallback", Capacity: o.capacity, CallerPath: true}, inner, b)

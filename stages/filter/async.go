@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // AsyncFilter is a running filter stage with an asynchronous check: a
@@ -22,7 +23,7 @@ type AsyncFilter[Req, Res any] struct {
 // must honour its context (see the package documentation).
 func NewAsync[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], check func(ctx context.Context, req Req) (Req, error), opts ...Option) (*AsyncFilter[Req, Res], error) {
 	if check == nil {
-		return nil, ErrNilCheck
+		return nil, opt.Nil("asyncfilter", "check")
 	}
 	cfg, err := config("asyncfilter", opts)
 	if err != nil {

@@ -2,21 +2,12 @@ package filter
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/troupe-go/troupe"
 )
 
 // ErrRejected is matched by the outcome of every request a filter rejected.
 var ErrRejected = errors.New("filter: request rejected")
-
-// ErrNilCheck is returned by the constructors for a nil predicate or check;
-// it matches troupe.ErrBadConfig.
-var ErrNilCheck = fmt.Errorf("%w: filter predicate or check is nil", troupe.ErrBadConfig)
-
-// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// troupe.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: filter capacity must be between 0 (no limit of its own) and actors.MaxCapacity", troupe.ErrBadConfig)
 
 // RejectedError is the outcome of a request a filter rejected. It
 // matches ErrRejected and unwraps to the error the predicate or check

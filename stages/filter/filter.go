@@ -29,8 +29,8 @@ func config(name string, opts []Option) (stagekit.Config, error) {
 	if err := opt.Apply(name, &cfg, opts); err != nil {
 		return cfg, err
 	}
-	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
-		return cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	if _, err := stagekit.CheckCapacity(name, cfg.Capacity); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -40,7 +40,7 @@ func config(name string, opts []Option) (stagekit.Config, error) {
 // it runs on the stage's actor and must not block.
 func NewFilter[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], predicate func(Req) (Req, error), opts ...Option) (*Filter[Req, Res], error) {
 	if predicate == nil {
-		return nil, ErrNilCheck
+		return nil, opt.Nil("filter", "predicate")
 	}
 	cfg, err := config("filter", opts)
 	if err != nil {

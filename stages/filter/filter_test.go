@@ -138,14 +138,13 @@ func TestFilterLayerAndBadConfig(t *testing.T) {
 		assert.Equal(t, 12, v)
 
 		_, err = filter.NewFilter[int, int](sys, echo, nil)
-		assert.ErrorIs(t, err, filter.ErrNilCheck)
-		assert.ErrorIs(t, err, troupe.ErrBadConfig)
+		troupetest.BadOption(t, err, "filter", "predicate")
 		_, err = filter.NewFilter[int, int](sys, echo, evenOnly, filter.Capacity(1<<31))
-		assert.ErrorIs(t, err, filter.ErrBadCapacity)
+		troupetest.BadOption(t, err, "filter", "Capacity")
 		_, err = filter.NewAsync[int, int](sys, echo, nil)
-		assert.ErrorIs(t, err, filter.ErrNilCheck)
+		troupetest.BadOption(t, err, "asyncfilter", "check")
 		_, err = filter.NewAsync[int, int](sys, echo, func(_ context.Context, v int) (int, error) { return v, nil }, filter.Capacity(-1))
-		assert.ErrorIs(t, err, troupe.ErrBadConfig)
+		troupetest.BadOption(t, err, "asyncfilter", "Capacity")
 	})
 }
 

@@ -23,40 +23,39 @@ func TestHR4_BadOptionsAreErrorsAtConstruction(t *testing.T) {
 	var nilFinal func(int, error) bool
 	for _, c := range []struct {
 		name string
-		want error
+		want string // the option refused
 		opts []hedge.Option
 	}{
-		{"no delay", hedge.ErrNoDelay, nil},
-		{"negative delay", hedge.ErrBadDelay, []hedge.Option{hedge.Delay(-1)}},
-		{"percentile 0", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(0, 5)}},
-		{"percentile above 100", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(100.5, 5)}},
-		{"percentile NaN", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(math.NaN(), 5)}},
-		{"no samples", hedge.ErrBadPercentile, []hedge.Option{hedge.Percentile(95, 0)}},
-		{"window span", hedge.ErrBadWindow, []hedge.Option{d, hedge.Window(0, 10)}},
-		{"window size", hedge.ErrBadWindow, []hedge.Option{d, hedge.Window(time.Second, hedge.MaxSamples+1)}},
-		{"window below the minimum", hedge.ErrBadWindow, []hedge.Option{hedge.Percentile(95, 20), hedge.Window(time.Second, 19)}},
-		{"no hedge", hedge.ErrBadMaxHedges, []hedge.Option{d, hedge.MaxHedges(0)}},
-		{"too many hedges", hedge.ErrBadMaxHedges, []hedge.Option{d, hedge.MaxHedges(hedge.MaxHedgesLimit + 1)}},
-		{"ratio 0", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(0)}},
-		{"ratio too big", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(1001)}},
-		{"ratio too small", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(1e-9)}},
-		{"ratio NaN", hedge.ErrBadBudget, []hedge.Option{d, hedge.MaxRatio(math.NaN())}},
-		{"nil budget", hedge.ErrBadBudget, []hedge.Option{d, hedge.WithBudget(nil)}},
-		{"capacity", hedge.ErrBadCapacity, []hedge.Option{d, hedge.Capacity(-1)}},
-		{"nil Final", hedge.ErrBadFunc, []hedge.Option{d, hedge.Final(nilFinal)}},
-		{"Final of another type", hedge.ErrBadFunc, []hedge.Option{d, hedge.Final(func(string, error) bool { return true })}},
-		{"Clone of another type", hedge.ErrBadFunc, []hedge.Option{d, hedge.Clone(func(s string) string { return s })}},
-		{"nil option", hedge.ErrBadFunc, []hedge.Option{d, nil}},
+		{"no delay", "Delay", nil},
+		{"negative delay", "Delay", []hedge.Option{hedge.Delay(-1)}},
+		{"percentile 0", "Percentile", []hedge.Option{hedge.Percentile(0, 5)}},
+		{"percentile above 100", "Percentile", []hedge.Option{hedge.Percentile(100.5, 5)}},
+		{"percentile NaN", "Percentile", []hedge.Option{hedge.Percentile(math.NaN(), 5)}},
+		{"no samples", "Percentile", []hedge.Option{hedge.Percentile(95, 0)}},
+		{"window span", "Window", []hedge.Option{d, hedge.Window(0, 10)}},
+		{"window size", "Window", []hedge.Option{d, hedge.Window(time.Second, hedge.MaxSamples+1)}},
+		{"window below the minimum", "Window", []hedge.Option{hedge.Percentile(95, 20), hedge.Window(time.Second, 19)}},
+		{"no hedge", "MaxHedges", []hedge.Option{d, hedge.MaxHedges(0)}},
+		{"too many hedges", "MaxHedges", []hedge.Option{d, hedge.MaxHedges(hedge.MaxHedgesLimit + 1)}},
+		{"ratio 0", "MaxRatio", []hedge.Option{d, hedge.MaxRatio(0)}},
+		{"ratio too big", "MaxRatio", []hedge.Option{d, hedge.MaxRatio(1001)}},
+		{"ratio too small", "MaxRatio", []hedge.Option{d, hedge.MaxRatio(1e-9)}},
+		{"ratio NaN", "MaxRatio", []hedge.Option{d, hedge.MaxRatio(math.NaN())}},
+		{"nil budget", "WithBudget", []hedge.Option{d, hedge.WithBudget(nil)}},
+		{"capacity", "Capacity", []hedge.Option{d, hedge.Capacity(-1)}},
+		{"nil Final", "Final", []hedge.Option{d, hedge.Final(nilFinal)}},
+		{"Final of another type", "Final", []hedge.Option{d, hedge.Final(func(string, error) bool { return true })}},
+		{"Clone of another type", "Clone", []hedge.Option{d, hedge.Clone(func(s string) string { return s })}},
+		{"nil option", "option 2 of 2", []hedge.Option{d, nil}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sys := troupetest.NewSystem(t)
 				leaf := actors.Func(func(context.Context, int) (int, error) { return 0, nil })
 				_, err := hedge.New[int, int](sys, leaf, c.opts...)
-				assert.ErrorIs(t, err, c.want)
-				assert.ErrorIs(t, err, troupe.ErrBadConfig)
+				troupetest.BadOption(t, err, "hedge", c.want)
 				_, err = stages.Stack[int, int]().Hedge(c.opts...).Build(sys, leaf)
-				assert.ErrorIs(t, err, c.want, "and through the builder")
+				troupetest.BadOption(t, err, "hedge", c.want)
 			})
 		})
 	}

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/troupetest"
@@ -54,10 +52,9 @@ func TestAHedgeDelayMayBeAFunctionOfTheHedgesNumber(t *testing.T) {
 			"nil":      hedge.DelayFunc(nil),
 		} {
 			_, err := hedge.New[int, int](sys, okService, o)
-			assert.ErrorIs(t, err, hedge.ErrBadDelay, name)
-			assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
+			assert.NotNil(t, troupetest.BadOption(t, err, "hedge", "DelayFunc"), name)
 		}
 		_, err := hedge.New[int, int](sys, okService, hedge.DelayFunc(doubling), hedge.Delay(ms))
-		require.ErrorIs(t, err, hedge.ErrBadDelay, "DelayFunc replaces Delay")
+		troupetest.BadOption(t, err, "hedge", "DelayFunc")
 	})
 }

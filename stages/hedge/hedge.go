@@ -32,8 +32,8 @@ type Counts struct {
 }
 
 // New spawns a hedging stage over inner in host h (nil is an error). A bad
-// option is an error matching troupe.ErrBadConfig and one of this package's
-// sentinels (ErrNoDelay, ErrBadDelay, ...); nothing is spawned then.
+// option is a *troupe.ConfigError naming the option (it matches
+// troupe.ErrBadConfig); nothing is spawned then.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Hedge[Req, Res], error) {
 	cfg, err := compile[Req, Res](opts)
 	if err != nil {

@@ -85,7 +85,7 @@ func Delay(d time.Duration) Option { return func(o *options) { o.fixed, o.hasFix
 // once per hedge number when the stage is made, for the numbers MaxHedges
 // allows, so that no user code runs on a request's path; a negative delay,
 // a nil f or a panic in it is New's error. It replaces Delay and
-// Percentile: given with either, New fails (ErrBadDelay).
+// Percentile: given with either, New fails.
 func DelayFunc(f func(n int) time.Duration) Option {
 	return func(o *options) { o.delayFn, o.hasDelayFn = f, true }
 }
@@ -135,7 +135,7 @@ func NoBudget() Option { return func(o *options) { o.kind = budgetNone } }
 // cancelled and no further hedge is sent.
 // final runs where the outcome was produced, for many requests at once: it
 // must not block and must be safe for concurrent use. Its types must be the
-// stage's (Res, error); otherwise New fails with ErrBadFunc.
+// stage's (Res, error); otherwise New fails.
 func Final[Res any](final func(res Res, err error) bool) Option {
 	return func(o *options) { o.final, o.hasFinal = final, true }
 }
@@ -145,8 +145,7 @@ func Final[Res any](final func(res Res, err error) bool) Option {
 // share between attempts running at once (a value, or a pointer to data
 // nothing changes). clone runs on the stage's actor, while the original
 // attempt may run: it must only read its argument and must not block. Its
-// type must be func(Req) Req for the stage's Req; otherwise New fails
-// with ErrBadFunc.
+// type must be func(Req) Req for the stage's Req; otherwise New fails.
 func Clone[Req any](clone func(req Req) Req) Option {
 	return func(o *options) { o.clone, o.hasClone = clone, true }
 }
@@ -172,28 +171,28 @@ type config[Req, Res any] struct {
 func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	o := options{span: DefaultWindow, samples: DefaultSamples, maxHedges: 1, ratio: DefaultRatio}
 	if err := opt.Apply("hedge", &o, opts); err != nil {
-		return config[Req, Res]{}, fmt.Errorf("%w: %w", ErrBadFunc, err)
+		return config[Req, Res]{}, err
 	}
 	c := config[Req, Res]{capacity: o.capacity, fixed: o.fixed, hasFixed: o.hasFixed, span: o.span,
 		samples: o.samples, maxHedges: o.maxHedges}
-	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
-		return c, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	if _, err := stagekit.CheckCapacity("hedge", o.capacity); err != nil {
+		return c, err
 	}
 	switch {
 	case o.hasDelayFn && (o.hasFixed || o.hasPct):
-		return c, fmt.Errorf("%w: DelayFunc replaces Delay and Percentile; give one", ErrBadDelay)
+		return c, opt.Bad("hedge", "DelayFunc", nil, "it replaces Delay and Percentile; give one")
 	case o.hasDelayFn && o.delayFn == nil:
-		return c, fmt.Errorf("%w: DelayFunc is nil", ErrBadDelay)
+		return c, opt.Nil("hedge", "DelayFunc")
 	case !o.hasFixed && !o.hasPct && !o.hasDelayFn:
-		return c, ErrNoDelay
+		return c, opt.Bad("hedge", "Delay", nil, "need a Delay, a Percentile, or both: the stage would never know when to hedge")
 	case o.fixed < 0:
-		return c, fmt.Errorf("%w: %v", ErrBadDelay, o.fixed)
+		return c, opt.Bad("hedge", "Delay", o.fixed, "must not be negative")
 	case o.hasPct && (!(o.pct > 0 && o.pct <= 100) || o.minSamples < 1):
-		return c, fmt.Errorf("%w: p %v, minSamples %d", ErrBadPercentile, o.pct, o.minSamples)
+		return c, opt.Bad("hedge", "Percentile", fmt.Sprintf("(%v, %d)", o.pct, o.minSamples), "need p in (0, 100] and minSamples of at least 1")
 	case o.span <= 0 || o.samples < 1 || o.samples > MaxSamples || (o.hasPct && o.samples < o.minSamples):
-		return c, fmt.Errorf("%w: span %v, %d samples", ErrBadWindow, o.span, o.samples)
+		return c, opt.Bad("hedge", "Window", fmt.Sprintf("(%v, %d)", o.span, o.samples), fmt.Sprintf("need a positive span and 1 to %d samples, no fewer than the percentile's minimum", MaxSamples))
 	case o.maxHedges < 1 || o.maxHedges > MaxHedgesLimit:
-		return c, fmt.Errorf("%w: %d", ErrBadMaxHedges, o.maxHedges)
+		return c, opt.Bad("hedge", "MaxHedges", o.maxHedges, fmt.Sprintf("need 1 to %d", MaxHedgesLimit))
 	}
 	if o.hasPct {
 		c.pct, c.minSamples = o.pct, o.minSamples
@@ -215,9 +214,9 @@ func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
 	}
 	switch {
 	case o.hasFinal && c.final == nil:
-		return c, fmt.Errorf("%w: Final is nil", ErrBadFunc)
+		return c, opt.Nil("hedge", "Final")
 	case o.hasClone && c.clone == nil:
-		return c, fmt.Errorf("%w: Clone is nil", ErrBadFunc)
+		return c, opt.Nil("hedge", "Clone")
 	case c.final == nil:
 		c.final = succeeded[Res]
 	}
@@ -232,9 +231,9 @@ func delayTable(f func(int) time.Duration, n int) ([]time.Duration, error) {
 		d, err := stagekit.Guard1("hedge: DelayFunc", func() (time.Duration, error) { return f(i + 1), nil })
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%w: DelayFunc(%d): %w", ErrBadDelay, i+1, err)
+			return nil, &troupe.ConfigError{Stage: "hedge", Option: "DelayFunc", Value: i + 1, Why: "it failed", Err: err}
 		case d < 0:
-			return nil, fmt.Errorf("%w: DelayFunc(%d) is %v", ErrBadDelay, i+1, d)
+			return nil, opt.Bad("hedge", "DelayFunc", i+1, fmt.Sprintf("returned %v: a delay must not be negative", d))
 		}
 		delays[i] = d
 	}
@@ -248,16 +247,16 @@ func (o *options) makeBudget() (*budget.Budget, error) {
 		return nil, nil
 	case budgetShared:
 		if o.shared == nil {
-			return nil, fmt.Errorf("%w: WithBudget(nil) (use NoBudget for none)", ErrBadBudget)
+			return nil, opt.Bad("hedge", "WithBudget", nil, "the budget is nil (use NoBudget for none)")
 		}
 		return o.shared, nil
 	}
 	if !(o.ratio > 0) || math.IsInf(o.ratio, 0) {
-		return nil, fmt.Errorf("%w: MaxRatio %v must be above 0", ErrBadBudget, o.ratio)
+		return nil, opt.Bad("hedge", "MaxRatio", o.ratio, "must be above 0")
 	}
 	b, err := budget.New(budgetTTL, 0, o.ratio)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MaxRatio %v: %w", ErrBadBudget, o.ratio, err)
+		return nil, &troupe.ConfigError{Stage: "hedge", Option: "MaxRatio", Value: o.ratio, Why: "the budget refused it", Err: err}
 	}
 	return b, nil
 }
@@ -270,7 +269,7 @@ func typed[F any](name string, fn any, given bool) (F, error) {
 	}
 	f, ok := opt.As[F](fn)
 	if !ok {
-		return zero, fmt.Errorf("%w: %s is a %T, the stage needs a %T", ErrBadFunc, name, fn, zero)
+		return zero, opt.Bad("hedge", name, fmt.Sprintf("%T", fn), fmt.Sprintf("the stage needs a %T", zero))
 	}
 	return f, nil
 }

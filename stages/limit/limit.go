@@ -6,11 +6,8 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
-
-// ErrBadLimit is returned for a limit below 1; it matches
-// troupe.ErrBadConfig.
-var ErrBadLimit = fmt.Errorf("%w: concurrency limit must be at least 1", troupe.ErrBadConfig)
 
 // Limit is a running concurrency-limit stage: a troupe.Service and a
 // troupe.Closer.
@@ -23,7 +20,7 @@ type Limit[Req, Res any] struct {
 // host h (nil is an error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*Limit[Req, Res], error) {
 	if n < 1 || n > actors.MaxCapacity {
-		return nil, fmt.Errorf("%w: got %d, want 1 to %d", ErrBadLimit, n, actors.MaxCapacity)
+		return nil, opt.Bad("limit", "Limit", n, fmt.Sprintf("need 1 to %d", actors.MaxCapacity))
 	}
 	cfg := stagekit.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true, CallerPath: true}
 	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})

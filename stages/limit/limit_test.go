@@ -143,7 +143,7 @@ func TestC3_CopySharesTheSemaphoreButHoldsNoPermit(t *testing.T) {
 func TestBadLimitIsAnError(t *testing.T) {
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	_, err := limit.New[int, int](nil, f, 0)
-	assert.ErrorIs(t, err, limit.ErrBadLimit)
+	troupetest.BadOption(t, err, "limit", "Limit")
 }
 
 func ExampleNew() {

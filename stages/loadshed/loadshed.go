@@ -36,8 +36,11 @@ type options struct {
 
 // Capacity sets the number of slots of the stage's mailbox (default 1): how
 // many requests may wait in the stage for the inner service's readiness
-// before calls are shed. It must be at least 1: 0 is New's error
-// (ErrBadCapacity), never a LoadShed that does not shed.
+// before calls are shed. It must be at least 1: a LoadShed's capacity is
+// what it sheds by, so 0 does not mean "no limit of its own", as for other
+// stages (such a LoadShed would never shed), nor "shed whenever the inner
+// service is not ready" (one request always waits in the stage as it
+// crosses it): it is New's error, a *troupe.ConfigError.
 func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 
 // New spawns a load-shedding stage over inner, in host h (nil is an error).
@@ -46,12 +49,9 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err := opt.Apply("loadshed", &o, opts); err != nil {
 		return nil, err
 	}
-	if o.cfg.Capacity == 0 {
-		return nil, fmt.Errorf("%w: got 0", ErrBadCapacity)
-	}
-	capacity, err := stagekit.CheckCapacity(o.cfg.Capacity)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	capacity := o.cfg.Capacity
+	if capacity < 1 || capacity > stagekit.MaxCapacity {
+		return nil, opt.Bad("loadshed", "Capacity", capacity, fmt.Sprintf("need 1 to %d slots to shed by", stagekit.MaxCapacity))
 	}
 	lv, err := newLevels(o.keep, capacity)
 	if err != nil {

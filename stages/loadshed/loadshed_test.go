@@ -160,7 +160,7 @@ func TestLS2_CapacityIsHowManyMayWait(t *testing.T) {
 func TestBadCapacityIsAnError(t *testing.T) {
 	f := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	_, err := loadshed.New[int, int](nil, f, loadshed.Capacity(-1))
-	assert.ErrorIs(t, err, loadshed.ErrBadCapacity)
+	troupetest.BadOption(t, err, "loadshed", "Capacity")
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Priority ranks a request for shedding: under overload a LoadShed with
@@ -40,11 +40,6 @@ func PriorityFrom(ctx context.Context) Priority {
 	return Normal
 }
 
-// ErrBadPriorities is matched by the error for slots kept by KeepFor that
-// are not fewer than the stage's capacity, or a negative count; it matches
-// troupe.ErrBadConfig.
-var ErrBadPriorities = fmt.Errorf("%w: loadshed: the slots kept for priorities must be at least 0 and fewer than the capacity", troupe.ErrBadConfig)
-
 // KeepFor keeps n of the stage's slots for requests of priority p or
 // higher: a request of a lower priority is shed once only those slots are
 // free. Slots kept for several priorities add up: with Capacity(10),
@@ -52,7 +47,8 @@ var ErrBadPriorities = fmt.Errorf("%w: loadshed: the slots kept for priorities m
 // fill 5 slots, High ones 8 and Critical ones all 10. So as the service
 // below falls behind and the slots fill, the lowest priorities are shed
 // first, and the highest last. The kept slots must be fewer than the
-// capacity, so that every priority can get at least one slot.
+// capacity, so that every priority can get at least one slot: other
+// counts, or a negative one, are New's error.
 func KeepFor(p Priority, n int) Option {
 	return func(o *options) { o.keep = append(o.keep, kept{p, n}) }
 }
@@ -83,13 +79,13 @@ func newLevels(keep []kept, capacity int) (levels, error) {
 	total := 0
 	for _, k := range keep {
 		if k.n < 0 {
-			return nil, fmt.Errorf("%w: %d slots for priority %d", ErrBadPriorities, k.n, k.p)
+			return nil, opt.Bad("loadshed", "KeepFor", fmt.Sprintf("(%d, %d)", k.p, k.n), "a negative number of slots")
 		}
 		byP[k.p] += k.n
 		total += k.n
 	}
 	if total >= capacity {
-		return nil, fmt.Errorf("%w: %d kept of a capacity of %d", ErrBadPriorities, total, capacity)
+		return nil, opt.Bad("loadshed", "KeepFor", total, fmt.Sprintf("the slots kept must be fewer than the capacity, %d", capacity))
 	}
 	var ls levels
 	for p, n := range byP {

@@ -147,7 +147,7 @@ func TestPS1_KeptSlotsMustLeaveOne(t *testing.T) {
 		{loadshed.Capacity(3), loadshed.KeepFor(loadshed.High, -1)},
 	} {
 		_, err := loadshed.New(sys, mock, opts...)
-		assert.ErrorIs(t, err, loadshed.ErrBadPriorities)
+		troupetest.BadOption(t, err, "loadshed", "KeepFor")
 		assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	}
 	_, err := loadshed.New(sys, mock, loadshed.Capacity(3), loadshed.KeepFor(loadshed.High, 1), loadshed.KeepFor(loadshed.High, 1))

@@ -33,5 +33,5 @@ func ExampleNew() {
 	// a <nil>
 	// b <nil>
 	// limited: true remaining: 0
-	// troupe: bad configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s
+	// troupe: ratelimit: bad Rate 0 per 1s: need a number of requests and a period, both above zero
 }

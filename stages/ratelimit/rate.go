@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Rate is Num requests per period Per, tower's Rate: Rate{Num: 100, Per:
@@ -15,10 +17,10 @@ type Rate struct {
 	Per time.Duration
 }
 
-// check reports whether r is a rate; the error matches ErrBadRate.
+// check reports whether r is a rate; the error is a *troupe.ConfigError.
 func (r Rate) check() error {
 	if r.Num <= 0 || r.Per <= 0 {
-		return fmt.Errorf("%w: got %d per %v", ErrBadRate, r.Num, r.Per)
+		return opt.Bad("ratelimit", "Rate", fmt.Sprintf("%d per %v", r.Num, r.Per), "need a number of requests and a period, both above zero")
 	}
 	return nil
 }
@@ -38,7 +40,7 @@ func (r Rate) interval() time.Duration {
 // computed without overflow: its state spans up to burst intervals.
 func (r Rate) checkBurst(burst int) error {
 	if burst < 1 || int64(burst) > math.MaxInt64/int64(r.interval()) {
-		return fmt.Errorf("%w: got burst %d at %d per %v", ErrBadBurst, burst, r.Num, r.Per)
+		return opt.Bad("ratelimit", "Smooth", burst, fmt.Sprintf("need a burst of at least 1 whose span at %d per %v fits in a time.Duration", r.Num, r.Per))
 	}
 	return nil
 }

@@ -92,8 +92,8 @@ func build(r Rate, opts []Option) (limiter, config, error) {
 	if err := r.check(); err != nil {
 		return nil, cfg, err
 	}
-	if _, err := stagekit.CheckCapacity(cfg.capacity); err != nil {
-		return nil, cfg, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	if _, err := stagekit.CheckCapacity("ratelimit", cfg.capacity); err != nil {
+		return nil, cfg, err
 	}
 	if err := cfg.checkRemote(r); err != nil {
 		return nil, cfg, err

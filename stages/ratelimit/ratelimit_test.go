@@ -24,31 +24,30 @@ func TestRL1_BadConfigurationIsAnErrorNotAPanic(t *testing.T) {
 		name string
 		r    ratelimit.Rate
 		opts []ratelimit.Option
-		want error
+		want string // the option refused
 	}{
-		{"zero requests", ratelimit.Rate{Num: 0, Per: time.Second}, nil, ratelimit.ErrBadRate},
-		{"negative requests", ratelimit.Rate{Num: -5, Per: time.Second}, nil, ratelimit.ErrBadRate},
-		{"zero period", ratelimit.Rate{Num: 5}, nil, ratelimit.ErrBadRate},
-		{"negative period", ratelimit.Rate{Num: 5, Per: -time.Second}, nil, ratelimit.ErrBadRate},
-		{"zero rate", ratelimit.Rate{}, nil, ratelimit.ErrBadRate},
-		{"zero burst", perSecond(5), []ratelimit.Option{ratelimit.Smooth(0)}, ratelimit.ErrBadBurst},
-		{"overflowing burst", ratelimit.Rate{Num: 1, Per: time.Hour}, []ratelimit.Option{ratelimit.Smooth(1 << 62)}, ratelimit.ErrBadBurst},
-		{"negative capacity", perSecond(5), []ratelimit.Option{ratelimit.Capacity(-1)}, ratelimit.ErrBadCapacity},
-		{"capacity past the mailbox", perSecond(5), []ratelimit.Option{ratelimit.Capacity(1 << 31)}, ratelimit.ErrBadCapacity},
+		{"zero requests", ratelimit.Rate{Num: 0, Per: time.Second}, nil, "Rate"},
+		{"negative requests", ratelimit.Rate{Num: -5, Per: time.Second}, nil, "Rate"},
+		{"zero period", ratelimit.Rate{Num: 5}, nil, "Rate"},
+		{"negative period", ratelimit.Rate{Num: 5, Per: -time.Second}, nil, "Rate"},
+		{"zero rate", ratelimit.Rate{}, nil, "Rate"},
+		{"zero burst", perSecond(5), []ratelimit.Option{ratelimit.Smooth(0)}, "Smooth"},
+		{"overflowing burst", ratelimit.Rate{Num: 1, Per: time.Hour}, []ratelimit.Option{ratelimit.Smooth(1 << 62)}, "Smooth"},
+		{"negative capacity", perSecond(5), []ratelimit.Option{ratelimit.Capacity(-1)}, "Capacity"},
+		{"capacity past the mailbox", perSecond(5), []ratelimit.Option{ratelimit.Capacity(1 << 31)}, "Capacity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.NotPanics(t, func() {
 				rl, err := ratelimit.New[int, int](nil, f, tc.r, tc.opts...)
 				assert.Nil(t, rl)
-				assert.ErrorIs(t, err, tc.want)
-				assert.ErrorIs(t, err, troupe.ErrBadConfig)
+				troupetest.BadOption(t, err, "ratelimit", tc.want)
 			})
 			_, err := troupe.NewBuilder[int, int]().Layer(ratelimit.Layer[int, int](tc.r, tc.opts...)).Build(troupetest.NewSystem(t), f)
-			assert.ErrorIs(t, err, tc.want, "through a layer too")
+			troupetest.BadOption(t, err, "ratelimit", tc.want)
 		})
 	}
 	_, err := ratelimit.New[int, int](nil, f, ratelimit.Rate{Num: 0, Per: time.Second})
-	assert.EqualError(t, err, "troupe: bad configuration: rate limit needs a number of requests and a period, both greater than zero: got 0 per 1s")
+	assert.EqualError(t, err, "troupe: ratelimit: bad Rate 0 per 1s: need a number of requests and a period, both above zero")
 }
 
 // spec: RL2

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Limiter is a rate limit kept outside the stage: a quota that many
@@ -67,20 +69,20 @@ func (c *config) checkRemote(r Rate) error {
 		c.asks = DefaultAsks
 	}
 	if c.asks < 1 || c.asks > maxAsks {
-		return fmt.Errorf("%w: got %d", ErrBadAsks, c.asks)
+		return opt.Bad("ratelimit", "MaxAsks", c.asks, fmt.Sprintf("need 1 to %d", maxAsks))
 	}
 	if !c.hasRemote {
 		return nil
 	}
 	switch {
 	case c.remote == nil:
-		return fmt.Errorf("%w: the limiter is nil", ErrBadRemote)
+		return opt.Nil("ratelimit", "Remote")
 	case c.smooth:
-		return fmt.Errorf("%w: Smooth and Remote do not combine", ErrBadRemote)
+		return opt.Bad("ratelimit", "Remote", nil, "Smooth and Remote do not combine")
 	}
 	if rr, ok := c.remote.(interface{ Rate() Rate }); ok {
 		if got := rr.Rate(); got != r {
-			return fmt.Errorf("%w: the stage's rate is %d per %v, the limiter's %d per %v", ErrBadRemote, r.Num, r.Per, got.Num, got.Per)
+			return opt.Bad("ratelimit", "Remote", fmt.Sprintf("%d per %v", got.Num, got.Per), fmt.Sprintf("the limiter's rate is not the stage's, %d per %v", r.Num, r.Per))
 		}
 	}
 	return nil

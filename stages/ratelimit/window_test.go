@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
 )
 
 // t0 is an arbitrary instant; the limiters never read the clock.
@@ -116,7 +117,7 @@ func TestWindowStaleWakeChangesNothing(t *testing.T) {
 func TestRL1_RateChecks(t *testing.T) {
 	for _, r := range []Rate{{0, time.Second}, {-1, time.Second}, {1, 0}, {1, -time.Second}, {}} {
 		err := r.check()
-		assert.ErrorIs(t, err, ErrBadRate, "%+v", r)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "%+v", r)
 	}
 	assert.NoError(t, Rate{1, 1}.check())
 	assert.Equal(t, 200*ms, Rate{5, time.Second}.interval())
@@ -124,10 +125,10 @@ func TestRL1_RateChecks(t *testing.T) {
 	assert.Equal(t, time.Nanosecond, Rate{10, time.Nanosecond}.interval())
 	assert.Equal(t, time.Duration(1<<63-1), Rate{1, 1<<63 - 1}.interval())
 
-	assert.ErrorIs(t, Rate{5, time.Second}.checkBurst(0), ErrBadBurst)
-	assert.ErrorIs(t, Rate{5, time.Second}.checkBurst(-3), ErrBadBurst)
+	assert.ErrorIs(t, Rate{5, time.Second}.checkBurst(0), troupe.ErrBadConfig)
+	assert.ErrorIs(t, Rate{5, time.Second}.checkBurst(-3), troupe.ErrBadConfig)
 	assert.NoError(t, Rate{5, time.Second}.checkBurst(1))
 	assert.NoError(t, Rate{1, 1<<63 - 1}.checkBurst(1))
-	assert.ErrorIs(t, Rate{1, 1<<63 - 1}.checkBurst(2), ErrBadBurst, "burst intervals would overflow")
-	assert.ErrorIs(t, Rate{1, time.Hour}.checkBurst(1<<62), ErrBadBurst)
+	assert.ErrorIs(t, Rate{1, 1<<63 - 1}.checkBurst(2), troupe.ErrBadConfig, "burst intervals would overflow")
+	assert.ErrorIs(t, Rate{1, time.Hour}.checkBurst(1<<62), troupe.ErrBadConfig)
 }

@@ -156,8 +156,13 @@ func New[Target, Req, Res any](h troupe.Host, connector troupe.Service[Target, t
 	if o.onChangeSet && o.onChange == nil {
 		return nil, opt.Nil("reconnect", "OnStateChange's function")
 	}
-	if connector == nil || o.timeout <= 0 || o.healthyAfter < 0 {
-		return nil, fmt.Errorf("reconnect: need a connector, a positive connect timeout and HealthyAfter >= 0: %w", troupe.ErrBadConfig)
+	switch {
+	case connector == nil:
+		return nil, opt.Nil("reconnect", "connector")
+	case o.timeout <= 0:
+		return nil, opt.Bad("reconnect", "ConnectTimeout", o.timeout, "must be positive")
+	case o.healthyAfter < 0:
+		return nil, opt.Bad("reconnect", "HealthyAfter", o.healthyAfter, "must not be negative")
 	}
 	if v, ok := connector.(interface{ Validate() error }); ok { // Dialer(nil)
 		if err := v.Validate(); err != nil {

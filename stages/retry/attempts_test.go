@@ -27,8 +27,9 @@ func TestHR4_NegativeMaxIsAnErrorAtConstruction(t *testing.T) {
 		leaf := actors.Func(func(context.Context, int) (int, error) { return 0, nil })
 
 		_, err := retry.New(sys, leaf, retry.Attempts[int, int]{Max: -1})
-		assert.ErrorIs(t, err, troupe.ErrBadConfig)
-		assert.ErrorContains(t, err, "Max must not be negative")
+		ce := troupetest.BadOption(t, err, "retry", "Attempts.Max")
+		assert.ErrorContains(t, err, "must not be negative")
+		assert.Equal(t, -1, ce.Value)
 
 		_, err = retry.New(sys, leaf, embedded{retry.Attempts[int, int]{Max: -3}})
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, "a policy embedding Attempts is checked too")

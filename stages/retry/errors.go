@@ -3,17 +3,7 @@ package retry
 import (
 	"errors"
 	"fmt"
-
-	"github.com/troupe-go/troupe"
 )
-
-// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// troupe.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("retry: capacity must be between 0 (no limit of its own) and actors.MaxCapacity: %w", troupe.ErrBadConfig)
-
-// errBadMax is returned by New and Layer for an Attempts policy (or a
-// policy that embeds one) whose Max is negative.
-var errBadMax = fmt.Errorf("retry: Attempts.Max must not be negative: %w", troupe.ErrBadConfig)
 
 // ErrSessionOver ends a session whose request's outcome was delivered, or
 // whose caller gave up, while it waited to retry: nobody sees it.

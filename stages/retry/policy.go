@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/opt"
 )
 
 // Policy decides about retries. Each session works on its own copy of the
@@ -181,7 +182,7 @@ func (a *Attempts[Req, Res]) retryPanics() { a.RetryPanics = true }
 
 func (a *Attempts[Req, Res]) check() error {
 	if a.Max < 0 {
-		return errBadMax
+		return opt.Bad("retry", "Attempts.Max", a.Max, "must not be negative")
 	}
 	return nil
 }

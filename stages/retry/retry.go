@@ -87,8 +87,8 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	if o.budgetSet && o.budget == nil {
 		return nil, opt.Nil("retry", "WithBudget's budget")
 	}
-	if _, err := stagekit.CheckCapacity(o.capacity); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	if _, err := stagekit.CheckCapacity("retry", o.capacity); err != nil {
+		return nil, err
 	}
 	// The policy is checked as the behaviour's own copy: checked as the
 	// parameter, it would escape to the heap, a copy made for nothing.
@@ -100,7 +100,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	if o.panics {
 		ap, ok := any(P(&b.proto)).(attemptsPolicy)
 		if !ok {
-			return nil, fmt.Errorf("retry: RetryPanics needs an Attempts policy (or one embedding it), not a %T: %w", b.proto, troupe.ErrBadConfig)
+			return nil, opt.Bad("retry", "RetryPanics", fmt.Sprintf("%T", b.proto), "needs an Attempts policy (or one embedding it)")
 		}
 		ap.retryPanics()
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/troupe-go/troupe/internal/opt"
 )
 
-// ErrBadCapacity is matched by the error for a negative capacity or one above actors.MaxCapacity; it matches
-// troupe.ErrBadConfig.
-var ErrBadCapacity = fmt.Errorf("%w: spawnready capacity must be between 0 (no limit of its own) and actors.MaxCapacity", troupe.ErrBadConfig)
-
 // SpawnReady is a running spawn-ready stage: a troupe.Service and a
 // troupe.Closer. It is safe for concurrent use.
 type SpawnReady[Req, Res any] struct {
@@ -35,11 +31,11 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	if err := opt.Apply("spawnready", &cfg, opts); err != nil {
 		return nil, err
 	}
-	if _, err := stagekit.CheckCapacity(cfg.Capacity); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCapacity, err)
+	if _, err := stagekit.CheckCapacity("spawnready", cfg.Capacity); err != nil {
+		return nil, err
 	}
 	if inner == nil {
-		return nil, fmt.Errorf("spawnready: nil inner service: %w", troupe.ErrBadConfig)
+		return nil, opt.Nil("spawnready", "inner service")
 	}
 	st, err := stagekit.Spawn[Req, Res](h, cfg, plain[Req, Res]{inner}, stagekit.Passthrough[Req, Res]{})
 	if err != nil {

@@ -217,7 +217,7 @@ func TestSR1_CloseWithdrawsTheBackgroundWait(t *testing.T) {
 
 func TestBadConfigIsAnError(t *testing.T) {
 	_, err := spawnready.New[int, int](nil, newPool(), spawnready.Capacity(-1))
-	assert.ErrorIs(t, err, spawnready.ErrBadCapacity)
+	troupetest.BadOption(t, err, "spawnready", "Capacity")
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)
 	_, err = spawnready.New[int, int](nil, nil)
 	assert.ErrorIs(t, err, troupe.ErrBadConfig)

@@ -5,15 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/troupe-go/troupe"
 )
 
 // ErrTimeout is matched by the error of a call that timed out.
 var ErrTimeout = errors.New("timeout: request timed out")
-
-// errBadDuration is returned for a timeout of zero or less.
-var errBadDuration = fmt.Errorf("timeout: must be greater than zero: %w", troupe.ErrBadConfig)
 
 // Error is the outcome of a call that timed out. It matches ErrTimeout and
 // unwraps to context.DeadlineExceeded.

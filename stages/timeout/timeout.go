@@ -43,7 +43,7 @@ func Capacity(n int) Option { return func(o *options) { o.cfg.Capacity = n } }
 // troupe.ErrBadConfig.
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], d time.Duration, opts ...Option) (*Timeout[Req, Res], error) {
 	if d <= 0 {
-		return nil, errBadDuration
+		return nil, opt.Bad("timeout", "Timeout", d, "must be greater than zero")
 	}
 	o := options{cfg: stagekit.Config{Name: "timeout"}}
 	if err := opt.Apply("timeout", &o, opts); err != nil {

@@ -17,16 +17,12 @@
 package budget
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
-	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/internal/sat"
 )
-
-// ErrBadConfig is matched by the error of New with a bad argument.
-var ErrBadConfig = fmt.Errorf("budget: %w", troupe.ErrBadConfig)
 
 const slots = 10 // the window is kept as 10 slots of ttl/10 each
 
@@ -50,19 +46,19 @@ type Budget struct {
 // allows minPerSec retries per second of the window (minPerSec*ttl, rounded
 // down) and, on top, ratio retries per request: 0, or between one in a
 // million and 1000 (0.2 means one retry per five requests). A bad argument,
-// NaN included, is an error matching ErrBadConfig.
+// NaN included, is a *troupe.ConfigError.
 func New(ttl time.Duration, minPerSec int, ratio float64) (*Budget, error) {
 	switch {
 	case ttl < time.Second || ttl > time.Minute:
-		return nil, fmt.Errorf("budget: ttl %v must be between 1s and 60s: %w", ttl, ErrBadConfig)
+		return nil, opt.Bad("budget", "ttl", ttl, "need 1s to 60s")
 	case minPerSec < 0:
-		return nil, fmt.Errorf("budget: minPerSec %d must not be negative: %w", minPerSec, ErrBadConfig)
+		return nil, opt.Bad("budget", "minPerSec", minPerSec, "must not be negative")
 	case !(ratio >= 0 && ratio <= 1000):
-		return nil, fmt.Errorf("budget: ratio %v must be between 0 and 1000: %w", ratio, ErrBadConfig)
+		return nil, opt.Bad("budget", "ratio", ratio, "need 0 to 1000")
 	}
 	p, q := fraction(ratio)
 	if p == 0 && ratio > 0 {
-		return nil, fmt.Errorf("budget: ratio %v is below one in a million (use 0 for none): %w", ratio, ErrBadConfig)
+		return nil, opt.Bad("budget", "ratio", ratio, "below one in a million (use 0 for none)")
 	}
 	b := &Budget{slotLen: ttl / slots, start: time.Now(), deposit: p, withdraw: q}
 	b.next = b.start.Add(b.slotLen)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/troupe-go/troupe"
 )
 
 // drain withdraws from b at now until it refuses, and returns how many
@@ -171,7 +172,7 @@ func TestBadConfigIsAnError(t *testing.T) {
 		{time.Second, 1, math.NaN()}, {time.Second, 1, math.Inf(1)}, {time.Second, 1, 1e-9},
 	} {
 		_, err := New(c.ttl, c.min, c.ratio)
-		assert.ErrorIs(t, err, ErrBadConfig, "%+v", c)
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, "%+v", c)
 	}
 }
 
