@@ -94,7 +94,7 @@ type slab[Req, Res any] struct {
 //
 // Permits are carved from slabs of 64 with one garbage-collection cleanup
 // per slab (a cleanup per permit costs more than the rest of a stage hop:
-// see ARCHITECTURE.md), and the source holds its current slab only
+// see docs/decisions.md), and the source holds its current slab only
 // weakly: a dropped permit is reclaimed once it and the other permits of its
 // slab are unreachable, even when no more permits are issued.
 type PermitSource[Req, Res any] struct {

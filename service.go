@@ -53,7 +53,7 @@ type Closer interface {
 func Do[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
 	if st, ok := svc.(*Stack[Req, Res]); ok {
 		// The common case, without the dynamic interface lookup below (a
-		// hash lookup per call; ARCHITECTURE.md has its cost).
+		// hash lookup per call; docs/decisions.md has its cost).
 		return st.ReserveAndCall(ctx, req)
 	}
 	if o, ok := svc.(reserveAndCaller[Req, Res]); ok {

@@ -23,5 +23,5 @@
 // activation. With Inline, a poster that finds the actor idle runs it on its
 // own goroutine instead, and PostFrom lets a busy actor's posts wait until it
 // is handed back, so that stages under load run on several goroutines at
-// once (see run.go, and ARCHITECTURE.md for the measurements).
+// once (see run.go, and docs/decisions.md for the measurements).
 package mailbox

@@ -22,7 +22,7 @@ import (
 // with more work waiting (PostFrom) queues what it posts, and the target
 // runs only once the poster's actor has been handed back: the goroutines
 // that carry requests then work on different stages at once, one stage
-// each, like a pipeline. See ARCHITECTURE.md for the measurements.
+// each, like a pipeline. See docs/decisions.md for the measurements.
 
 // schedule makes sure the run loop will look at the queues.
 func (m *Mailbox) schedule() {

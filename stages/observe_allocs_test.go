@@ -24,7 +24,7 @@ type counting struct {
 func (c *counting) Observe(ev troupe.Event) { c.n[ev.Type].Add(1) }
 
 // The 4-stage stack (limit, timeout, retry, rate limit) costs one
-// allocation per call (the timeout's call context, see ARCHITECTURE.md)
+// allocation per call (the timeout's call context, see docs/decisions.md)
 // with no observer, as it did before observers existed; and an observer
 // that allocates nothing itself adds none.
 //

@@ -3,7 +3,7 @@ package stagekit
 import "time"
 
 // Clock reads the time with one monotonic clock reading instead of the two
-// (wall and monotonic) of time.Now (see ARCHITECTURE.md for what that
+// (wall and monotonic) of time.Now (see docs/decisions.md for what that
 // saves): a stage that stamps every request uses it. Its wall clock is the
 // base's plus the monotonic time elapsed, so it does not follow wall-clock
 // steps, which a timer should not either. Make it where the stage is made

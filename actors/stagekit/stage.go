@@ -71,7 +71,7 @@ func (Passthrough[Req, Res]) Idle() bool { return true }
 // Dropped does nothing.
 func (Passthrough[Req, Res]) Dropped(any, error) {}
 
-// defaultInline is Config.Inline's default (see ARCHITECTURE.md for the
+// defaultInline is Config.Inline's default (see docs/decisions.md for the
 // measurements behind it).
 var defaultInline = 32
 

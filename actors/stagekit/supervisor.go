@@ -135,7 +135,7 @@ func (h *Host) restartLater(sup, child *actor.PID, mb *mailbox.Mailbox, d time.D
 // actor's own children slice (protoactor's PIDSet.Values, which returns its
 // backing slice): PIDSet.Remove shortens the slice by one without clearing
 // the slot it leaves, so a host that spawned and closed many stages kept
-// many of their PIDs (and ids) reachable (ARCHITECTURE.md has the
+// many of their PIDs (and ids) reachable (docs/decisions.md has the
 // figures). Called on every Terminated, right after protoactor's one
 // Remove for it, so that slot is the only stale one: clearing them all
 // each time made closing n stages cost n² steps. Only the actor's
