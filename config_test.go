@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +128,46 @@ func TestAConfigErrorNamesTheStageTheOptionAndTheValue(t *testing.T) {
 	troupetest.BadOption(t, err, "timeout", "Timeout")
 	_, err = stages.Stack[int, int]().Limit(1).Named("").Build(sys, api)
 	troupetest.BadOption(t, err, "Build", "Named")
+}
+
+// The typed callbacks of a stage are typed by the stack: a breaker's
+// classifier, a fallback's result test, a hedge's final test and clone of
+// another type than the stack's do not compile, where a Setting (an option
+// of any type) fits every stack.
+//
+// spec: KIT4
+func TestACallbackOfTheWrongTypeDoesNotCompile(t *testing.T) {
+	out := compileFails(t, `package misuse
+
+import (
+	"context"
+	"time"
+
+	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/breaker"
+	"github.com/troupe-go/troupe/stages/fallback"
+	"github.com/troupe-go/troupe/stages/hedge"
+)
+
+func Misuse() {
+	onString := func(string, error) bool { return false }
+	alt := func(context.Context, int, error) (int, error) { return 0, nil }
+	_ = stages.Stack[int, int]().
+		Breaker(breaker.CountWindow(10), breaker.Classify(onString)).
+		Breaker(breaker.Exclude(onString)).
+		Fallback(alt, fallback.When(nil), fallback.WhenResult(onString)).
+		Hedge(hedge.Delay(time.Second), hedge.Final[int](onString)).
+		Hedge(hedge.Clone[string, int](func(s string) string { return s }))
+}
+`)
+	for _, want := range []string{
+		"breaker.Classify(onString) (value of func type breaker.Option[string])",
+		"breaker.Exclude(onString) (value of func type breaker.Option[string])",
+		"fallback.WhenResult(onString) (value of func type fallback.Option[string])",
+		"hedge.Final[int](onString) (value of func type hedge.Option[int, string])",
+		"(value of func type hedge.Option[string, int])",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.Equal(t, 5, strings.Count(out, "cannot use "), "the five callbacks and nothing else: a Setting fits every stack\n%s", out)
 }

@@ -33,7 +33,7 @@ func TestRT1_AttemptsDeepInAStackHaveFramesForTheStagesBelow(t *testing.T) {
 	}{
 		{"retry", func(b stages.Builder[int, int]) stages.Builder[int, int] { return b.Retry(1, nil) }},
 		{"hedge", func(b stages.Builder[int, int]) stages.Builder[int, int] {
-			return b.Hedge(hedge.Delay(time.Hour), hedge.Final(func(_ int, err error) bool { return true }))
+			return b.Hedge(hedge.Delay(time.Hour), hedge.Final[int](func(_ int, err error) bool { return true }))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

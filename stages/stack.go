@@ -89,7 +89,7 @@ func (b Builder[Req, Res]) Buffer(n int) Builder[Req, Res] {
 // Fallback adds a fallback: a call that fails inside it is answered by fn
 // instead, a value computed from the request and the error, or the outcome
 // of an alternative service (fallback.To) (package fallback).
-func (b Builder[Req, Res]) Fallback(fn fallback.Func[Req, Res], opts ...fallback.Option) Builder[Req, Res] {
+func (b Builder[Req, Res]) Fallback(fn fallback.Func[Req, Res], opts ...fallback.Option[Res]) Builder[Req, Res] {
 	return b.Layer(fallback.Layer(fn, opts...))
 }
 
@@ -97,7 +97,7 @@ func (b Builder[Req, Res]) Fallback(fn fallback.Func[Req, Res], opts ...fallback
 // slow, too often, it refuses calls at once with an error matching
 // breaker.ErrOpen, then lets a few trial calls through to decide whether
 // to close again (package breaker).
-func (b Builder[Req, Res]) Breaker(opts ...breaker.Option) Builder[Req, Res] {
+func (b Builder[Req, Res]) Breaker(opts ...breaker.Option[Res]) Builder[Req, Res] {
 	return b.Layer(breaker.Layer[Req, Res](opts...))
 }
 
@@ -105,7 +105,7 @@ func (b Builder[Req, Res]) Breaker(opts ...breaker.Option) Builder[Req, Res] {
 // (fixed, or a latency percentile) is sent once more through the inner
 // service's readiness path, the first success wins and the other attempts
 // are cancelled; a budget bounds the hedges (package hedge).
-func (b Builder[Req, Res]) Hedge(opts ...hedge.Option) Builder[Req, Res] {
+func (b Builder[Req, Res]) Hedge(opts ...hedge.Option[Req, Res]) Builder[Req, Res] {
 	return b.Layer(hedge.Layer[Req, Res](opts...))
 }
 

@@ -70,7 +70,7 @@ func TestANonRetryableStatusEndsAHedgedUnaryCallUnderARetry(t *testing.T) {
 	}}
 	cc := through(t, serve(t, e), build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
 		Layer(troupegrpc.Retry(3, nil)).
-		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget(), hedge.Final(final))))
+		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget(), hedge.Final[*troupegrpc.Call](final))))
 	_, err := unary(t.Context(), cc, "x")
 	requireStatus(t, errInvalid, err, "the server's answer, as it gave it")
 	require.EqualValues(t, 2, e.unaryCalls.Load(), "the call the server answered was not run again")
@@ -98,7 +98,7 @@ func TestANonRetryableStatusEndsAHedgedStreamUnderARetry(t *testing.T) {
 	}}
 	cc := through(t, serve(t, e), build(t, stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
 		Layer(troupegrpc.Retry(3, nil)).
-		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget(), hedge.Final(final))))
+		Hedge(hedge.Delay(20*time.Millisecond), hedge.NoBudget(), hedge.Final[*troupegrpc.Call](final))))
 	s := openServerStream(t, cc, "x")
 	got, err := recvAll(s)
 	require.Empty(t, got)

@@ -234,7 +234,7 @@ func TestACommittedStreamEndsWithItsAttemptsOwnStatusWhateverAttemptEndsLast(t *
 		return status.Error(codes.DataLoss, "lost")
 	}}
 	st, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
-		Hedge(hedge.Delay(10*time.Millisecond), hedge.NoBudget(), hedge.Final(final)).
+		Hedge(hedge.Delay(10*time.Millisecond), hedge.NoBudget(), hedge.Final[*troupegrpc.Call](final)).
 		Build(troupetest.NewSystem(t), leaf)
 	require.NoError(t, err)
 	cc := through(t, serve(t, e), st)

@@ -32,11 +32,11 @@ func TestABreakerWithIsFailureTripsOnServerErrorsNotOnCancellations(t *testing.T
 		}
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	})
-	build := func(opts ...breaker.Option) (*troupe.Stack[req, res], func() breaker.State) {
+	build := func(opts ...breaker.Option[res]) (*troupe.Stack[req, res], func() breaker.State) {
 		sys := troupetest.NewSystem(t)
 		var br *breaker.Breaker[req, res]
 		st, err := stages.Stack[req, res]().Layer(troupe.LayerFunc[req, res](func(h troupe.Host, in troupe.Service[req, res]) (troupe.Service[req, res], error) {
-			b, err := breaker.New(h, in, append([]breaker.Option{breaker.CountWindow(4), breaker.OpenDelay(time.Minute)}, opts...)...)
+			b, err := breaker.New(h, in, append([]breaker.Option[res]{breaker.CountWindow(4), breaker.OpenDelay(time.Minute)}, opts...)...)
 			br = b
 			return b, err
 		})).Build(sys, troupehttp.Send(newBackendTransport(t)))

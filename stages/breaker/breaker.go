@@ -24,7 +24,7 @@ type Breaker[Req, Res any] struct {
 // The stage sets no capacity of its own: reserving on it never waits, so
 // an open breaker answers every call at once. Bound the calls with a limit
 // stage inside or outside it.
-func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Breaker[Req, Res], error) {
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option[Res]) (*Breaker[Req, Res], error) {
 	o := defaults()
 	if err := opt.Apply("breaker", &o, opts); err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 
 // Layer returns a layer that puts a circuit breaker over the service
 // inside it.
-func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+func Layer[Req, Res any](opts ...Option[Res]) troupe.Layer[Req, Res] {
 	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
 		return New(h, inner, opts...)
 	})

@@ -26,7 +26,7 @@ func TestHR4_BadConfigurationIsAnErrorAtConstruction(t *testing.T) {
 	svc := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 	for _, c := range []struct {
 		name string
-		opt  breaker.Option
+		opt  breaker.Option[int]
 		want string // the option refused
 	}{
 		{"count window 0", breaker.CountWindow(0), "CountWindow"},
@@ -49,7 +49,9 @@ func TestHR4_BadConfigurationIsAnErrorAtConstruction(t *testing.T) {
 		{"factor infinite", breaker.GrowOpenDelay(math.Inf(1), time.Hour), "GrowOpenDelay"},
 		{"limit below the delay", breaker.GrowOpenDelay(2, time.Second), "GrowOpenDelay"},
 		{"nil classifier", breaker.Classify[int](nil), "Classify"},
-		{"classifier of another type", breaker.Classify(func(string, error) bool { return false }), "Classify"},
+		// A classifier of another type does not compile; converted by force,
+		// it is New's error.
+		{"classifier of another type", breaker.Option[int](breaker.Classify(func(string, error) bool { return false })), "Classify"},
 		{"nil OnStateChange", breaker.OnStateChange(nil), "OnStateChange"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,7 +71,7 @@ func TestHR4_BadConfigurationIsAnErrorAtConstruction(t *testing.T) {
 func TestHR4_TheLimitsOfTheOptionsAreAccepted(t *testing.T) {
 	sys := troupetest.NewSystem(t)
 	svc := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
-	for _, opts := range [][]breaker.Option{
+	for _, opts := range [][]breaker.Option[int]{
 		{breaker.CountWindow(1)},
 		{breaker.CountWindow(breaker.MaxCountWindow), breaker.MinCalls(breaker.MaxCountWindow)},
 		{breaker.TimeWindow(time.Duration(breaker.MaxBuckets), breaker.MaxBuckets), breaker.MinCalls(1000)},

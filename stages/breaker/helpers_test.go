@@ -52,7 +52,7 @@ func (f *fake) service() *actors.FuncService[step, int] {
 }
 
 // overFake spawns a breaker over a new fake service.
-func overFake(t *testing.T, opts ...breaker.Option) (*breaker.Breaker[step, int], *fake) {
+func overFake(t *testing.T, opts ...breaker.Option[int]) (*breaker.Breaker[step, int], *fake) {
 	t.Helper()
 	f := &fake{}
 	br, err := breaker.New[step, int](troupetest.NewSystem(t), f.service(), opts...)
@@ -62,7 +62,7 @@ func overFake(t *testing.T, opts ...breaker.Option) (*breaker.Breaker[step, int]
 
 // overMock spawns a breaker over a mock service that allows 100
 // reservations.
-func overMock(t *testing.T, opts ...breaker.Option) (*breaker.Breaker[int, int], *troupetest.Handle[int, int]) {
+func overMock(t *testing.T, opts ...breaker.Option[int]) (*breaker.Breaker[int, int], *troupetest.Handle[int, int]) {
 	t.Helper()
 	mock, h := troupetest.NewMock[int, int]()
 	h.Allow(100)
@@ -105,7 +105,7 @@ func (r *recorder) record(from, to breaker.State) {
 	r.seen = append(r.seen, change{from, to, time.Since(r.start)})
 }
 
-func (r *recorder) option() breaker.Option { return breaker.OnStateChange(r.record) }
+func (r *recorder) option() breaker.Setting { return breaker.OnStateChange(r.record) }
 
 func (r *recorder) changes() []change {
 	r.mu.Lock()

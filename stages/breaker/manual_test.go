@@ -120,7 +120,7 @@ func TestExcludedOutcomesCountNeitherWay(t *testing.T) {
 		assert.ErrorIs(t, err, troupe.ErrPanic)
 		assert.Zero(t, boom.Snapshot().Calls)
 
-		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude(func(string, error) bool { return false }))
+		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Option[int](breaker.Exclude(func(string, error) bool { return false })))
 		troupetest.BadOption(t, err, "breaker", "Exclude")
 		_, err = breaker.New[step, int](troupetest.NewSystem(t), (&fake{}).service(), breaker.Exclude[int](nil))
 		troupetest.BadOption(t, err, "breaker", "Exclude")

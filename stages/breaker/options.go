@@ -8,10 +8,17 @@ import (
 	"github.com/troupe-go/troupe/internal/opt"
 )
 
-// Option configures a Breaker. Options are plain values, safe for
-// concurrent use; they are checked when the stage is made (New, or Build
-// for a layer), never when the option is.
-type Option func(*options)
+// Option configures a Breaker whose responses are of type Res. Most
+// options are Settings, good for a breaker of any response type; Classify
+// and Exclude take a function of the response, so the compiler checks that
+// it is the stage's. Options are plain values, safe for concurrent use;
+// they are checked when the stage is made (New, or Build for a layer),
+// never when the option is.
+type Option[Res any] func(*options)
+
+// Setting is an Option for a breaker of any response type: every option but
+// Classify and Exclude is one.
+type Setting = func(*options)
 
 // The defaults are resilience4j's: a window of the last 100 calls, a
 // failure rate of 50 %, 100 calls before the rates apply, 10 trial calls,
@@ -75,7 +82,7 @@ func defaults() options {
 // CountWindow makes the breaker judge the last n calls (the default, with
 // n = 100): the oldest outcome leaves as each new one comes in. n must be
 // between 1 and MaxCountWindow.
-func CountWindow(n int) Option {
+func CountWindow(n int) Setting {
 	return func(o *options) { o.count, o.span, o.buckets, o.timed = n, 0, 0, false }
 }
 
@@ -84,19 +91,19 @@ func CountWindow(n int) Option {
 // window with its bucket, between d - d/buckets and d after it came in.
 // d must be positive and a whole multiple of buckets nanoseconds, and
 // buckets between 1 and MaxBuckets.
-func TimeWindow(d time.Duration, buckets int) Option {
+func TimeWindow(d time.Duration, buckets int) Setting {
 	return func(o *options) { o.count, o.span, o.buckets, o.timed = 0, d, buckets, true }
 }
 
 // FailureRate sets the share of failed calls in the window, from 0 (not
 // included) to 1, at which the breaker opens (default 0.5).
-func FailureRate(rate float64) Option { return func(o *options) { o.failureRate = rate } }
+func FailureRate(rate float64) Setting { return func(o *options) { o.failureRate = rate } }
 
 // SlowCalls counts a call that takes longer than d, from the moment it is
 // made to its outcome, as slow, and opens the breaker when the share of
 // slow calls in the window reaches rate (from 0, not included, to 1),
 // whether they failed or not. Without it, slow calls are not counted.
-func SlowCalls(d time.Duration, rate float64) Option {
+func SlowCalls(d time.Duration, rate float64) Setting {
 	return func(o *options) { o.slowAfter, o.slowRate, o.slowSet = d, rate, true }
 }
 
@@ -104,23 +111,23 @@ func SlowCalls(d time.Duration, rate float64) Option {
 // apply (at least 1). The default is the count window's size (a full
 // window), or DefaultMinCalls with a time window. With a count window it
 // may not exceed the window's size.
-func MinCalls(n int) Option { return func(o *options) { o.minCalls, o.minSet = n, true } }
+func MinCalls(n int) Setting { return func(o *options) { o.minCalls, o.minSet = n, true } }
 
 // HalfOpenTrials sets how many trial calls the breaker lets through when
 // its open delay ends (default 10); it refuses the others meanwhile. Once
 // all of them have their outcome, the breaker closes if their rates are
 // below the thresholds, or opens again.
-func HalfOpenTrials(n int) Option { return func(o *options) { o.trials = n } }
+func HalfOpenTrials(n int) Setting { return func(o *options) { o.trials = n } }
 
 // OpenDelay sets how long the breaker stays open before it lets trial
 // calls through (default 60 s; positive).
-func OpenDelay(d time.Duration) Option { return func(o *options) { o.delay = d } }
+func OpenDelay(d time.Duration) Setting { return func(o *options) { o.delay = d } }
 
 // GrowOpenDelay makes the open delay grow when the breaker opens again
 // from HalfOpen: each consecutive opening waits factor times as long as
 // the one before, up to limit. It starts again from OpenDelay once the
 // breaker has closed. factor must be at least 1, limit at least OpenDelay.
-func GrowOpenDelay(factor float64, limit time.Duration) Option {
+func GrowOpenDelay(factor float64, limit time.Duration) Setting {
 	return func(o *options) { o.factor, o.maxDelay = factor, limit }
 }
 
@@ -131,7 +138,7 @@ func GrowOpenDelay(factor float64, limit time.Duration) Option {
 // quick, must not block, and must not call the breaker. A panic in it is
 // the call's outcome (an error matching troupe.ErrPanic), and the breaker
 // stays closed. A nil trip is New's error.
-func TripWhen(trip func(c Counts) bool) Option {
+func TripWhen(trip func(c Counts) bool) Setting {
 	return func(o *options) { o.tripWhen, o.tripSet = trip, true }
 }
 
@@ -140,19 +147,19 @@ func TripWhen(trip func(c Counts) bool) Option {
 // of many processes that opened together do not all let their trials
 // through at one instant. The delay grows (GrowOpenDelay) from the delay
 // before the jitter. ratio must be in [0, 1).
-func JitterOpenDelay(ratio float64) Option { return func(o *options) { o.jitter = ratio } }
+func JitterOpenDelay(ratio float64) Setting { return func(o *options) { o.jitter = ratio } }
 
 // Classify sets which outcomes count as failures: those for which
 // isFailure returns true. By default every error does. Whatever the
 // classifier, a call whose own caller gave up (its context ended, and the
 // outcome is that context's error) is not counted at all: the service is
 // not to blame. Res is the stage's response type, inferred from
-// isFailure; a classifier of another type is New's error.
+// isFailure: a classifier of another type does not compile.
 // isFailure runs wherever the outcome was produced, possibly another
 // stage's actor: it must not block, and must be safe for concurrent use. A
 // panic in it is the call's outcome (an error matching troupe.ErrPanic),
 // and the call is not counted.
-func Classify[Res any](isFailure func(res Res, err error) bool) Option {
+func Classify[Res any](isFailure func(res Res, err error) bool) Option[Res] {
 	return func(o *options) {
 		o.classify, o.classifySet = isFailure, true
 		if isFailure == nil {
@@ -169,7 +176,7 @@ func Classify[Res any](isFailure func(res Res, err error) bool) Option {
 // every other call. A panic in f is that call's outcome (an error matching
 // troupe.ErrPanic); for a change no call made (the open delay ending), the
 // panic is logged through the system's logger.
-func OnStateChange(f func(from, to State)) Option {
+func OnStateChange(f func(from, to State)) Setting {
 	return func(o *options) { o.onChange, o.onChangeSet = f, true }
 }
 
@@ -178,7 +185,7 @@ func OnStateChange(f func(from, to State)) Option {
 // order, on the breaker's notifying goroutine, after OnStateChange when
 // both are set, the call that made the change waiting for it, a panic in
 // f that call's outcome. A nil f is New's error.
-func OnTransition(f func(Transition)) Option {
+func OnTransition(f func(Transition)) Setting {
 	return func(o *options) { o.onTrans, o.onTransSet = f, true }
 }
 
@@ -189,7 +196,7 @@ func OnTransition(f func(Transition)) Option {
 // change of state, starts the count over; the outcomes its classifier
 // does not count (the caller's own cancellation) leave it as it is. n
 // must be at least 1.
-func ConsecutiveFailures(n int) Option {
+func ConsecutiveFailures(n int) Setting {
 	return func(o *options) { o.consecutive, o.consecSet = n, true }
 }
 
@@ -198,7 +205,7 @@ func ConsecutiveFailures(n int) Option {
 // multiple of d after the breaker closed (or was made). A time window
 // (TimeWindow) forgets gradually instead; this forgets at once. d must be
 // positive.
-func ClearEvery(d time.Duration) Option {
+func ClearEvery(d time.Duration) Setting {
 	return func(o *options) { o.interval, o.intervalSet = d, true }
 }
 
@@ -207,18 +214,18 @@ func ClearEvery(d time.Duration) Option {
 // (gobreaker's half-open, and a success threshold of HalfOpenTrials(k):
 // the breaker closes once k trials in a row succeeded). By default the
 // trials are judged together, by the window's rates, once all are in.
-func ReopenOnTrialFailure() Option { return func(o *options) { o.trialFails = true } }
+func ReopenOnTrialFailure() Setting { return func(o *options) { o.trialFails = true } }
 
 // Exclude sets which outcomes count neither way (gobreaker's IsExcluded):
 // those for which excluded returns true are left out of the window, the
 // trials and the runs, as the caller's own cancellation is (a trial
 // excluded gives its place to the next call). It is asked before Classify.
-// Res is the stage's response type, inferred from excluded; a function of
-// another type, or a nil one, is New's error. It runs where
-// the outcome was produced: it must not block, and must be safe for
+// Res is the stage's response type, inferred from excluded: a function of
+// another type does not compile, and a nil one is New's error. It runs
+// where the outcome was produced: it must not block, and must be safe for
 // concurrent use; a panic in it is the call's outcome (an error matching
 // troupe.ErrPanic), and the call is not counted.
-func Exclude[Res any](excluded func(res Res, err error) bool) Option {
+func Exclude[Res any](excluded func(res Res, err error) bool) Option[Res] {
 	return func(o *options) {
 		o.exclude, o.excludeSet = excluded, true
 		if excluded == nil {

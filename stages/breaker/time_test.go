@@ -18,8 +18,8 @@ import (
 //
 // spec: CB1, CB3
 func TestCB1_ATimeWindowForgetsOutcomesWithTheirBucket(t *testing.T) {
-	opts := func(rec *recorder) []breaker.Option {
-		return []breaker.Option{breaker.TimeWindow(10*time.Second, 10), breaker.MinCalls(2), rec.option()}
+	opts := func(rec *recorder) []breaker.Option[int] {
+		return []breaker.Option[int]{breaker.TimeWindow(10*time.Second, 10), breaker.MinCalls(2), rec.option()}
 	}
 	t.Run("within", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {

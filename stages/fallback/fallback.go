@@ -31,9 +31,14 @@ func To[Req, Res any](alt troupe.Service[Req, Res]) Func[Req, Res] {
 // that error also wraps the fallback's error and the original one.
 var ErrFailed = errors.New("fallback: the fallback failed")
 
-// Option configures a Fallback. Options are plain values, safe for
-// concurrent use.
-type Option func(*options)
+// Option configures a Fallback whose responses are of type Res. Capacity
+// and When are Settings, good for a fallback of any response type;
+// WhenResult takes a function of the response, so the compiler checks that
+// it is the stage's. Options are plain values, safe for concurrent use.
+type Option[Res any] func(*options)
+
+// Setting is an Option for a fallback of any response type.
+type Setting = func(*options)
 
 type options struct {
 	capacity  int
@@ -45,14 +50,14 @@ type options struct {
 
 // Capacity sets the stage's mailbox capacity. The default, 0, sets no limit
 // of its own: the stage admits what the stages outside it admit.
-func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
+func Capacity(n int) Setting { return func(o *options) { o.capacity = n } }
 
 // When sets which errors the fallback answers: those for which accept
 // returns true. By default every error does, unless the call's context has
 // ended (nobody waits for a fallback then). accept runs where the
 // error was produced, possibly a stage's actor: it must not block. It must
 // be safe for concurrent use. A nil accept is New's error.
-func When(accept func(error) bool) Option {
+func When(accept func(error) bool) Setting {
 	return func(o *options) { o.when, o.whenSet = accept, true }
 }
 
@@ -65,9 +70,9 @@ func When(accept func(error) bool) Option {
 // runs where the outcome was produced, possibly a stage's actor: it must
 // not block, and it must be safe for concurrent use; a panic in it is the
 // call's outcome, as one in When. Res is the stage's response type,
-// inferred from accept; a function of other types, or a nil one, is New's
-// error (troupe.ErrBadConfig).
-func WhenResult[Res any](accept func(res Res, err error) bool) Option {
+// inferred from accept: a function of other types does not compile, and a
+// nil one is New's error (troupe.ErrBadConfig).
+func WhenResult[Res any](accept func(res Res, err error) bool) Option[Res] {
 	return func(o *options) { o.result, o.resultSet = accept, true }
 }
 
@@ -101,7 +106,7 @@ func (b *behavior[Req, Res]) Detail() any { return b.counts() }
 // New spawns a fallback stage over inner in host h (nil is an error) that
 // answers inner's failures with fn. A nil fn or a bad capacity is an error
 // matching troupe.ErrBadConfig.
-func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Req, Res], opts ...Option) (*Fallback[Req, Res], error) {
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Req, Res], opts ...Option[Res]) (*Fallback[Req, Res], error) {
 	var o options
 	if err := opt.Apply("fallback", &o, opts); err != nil {
 		return nil, err
@@ -129,7 +134,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], fn Func[Re
 
 // Layer returns a layer that answers the failures of the service inside it
 // with fn.
-func Layer[Req, Res any](fn Func[Req, Res], opts ...Option) troupe.Layer[Req, Res] {
+func Layer[Req, Res any](fn Func[Req, Res], opts ...Option[Res]) troupe.Layer[Req, Res] {
 	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
 		return New(h, inner, fn, opts...)
 	})

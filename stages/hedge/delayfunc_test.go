@@ -46,7 +46,7 @@ func TestAHedgeDelayMayBeAFunctionOfTheHedgesNumber(t *testing.T) {
 
 		sys := troupetest.NewSystem(t)
 		okService := actors.Func(func(_ context.Context, v int) (int, error) { return v, nil })
-		for name, o := range map[string]hedge.Option{
+		for name, o := range map[string]hedge.Option[int, int]{
 			"panics":   hedge.DelayFunc(func(int) time.Duration { panic("a bug in DelayFunc") }),
 			"negative": hedge.DelayFunc(func(int) time.Duration { return -time.Second }),
 			"nil":      hedge.DelayFunc(nil),

@@ -34,7 +34,7 @@ type Counts struct {
 // New spawns a hedging stage over inner in host h (nil is an error). A bad
 // option is a *troupe.ConfigError naming the option (it matches
 // troupe.ErrBadConfig); nothing is spawned then.
-func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option) (*Hedge[Req, Res], error) {
+func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Option[Req, Res]) (*Hedge[Req, Res], error) {
 	cfg, err := compile[Req, Res](opts)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 }
 
 // Layer returns a layer that hedges the requests to the service inside it.
-func Layer[Req, Res any](opts ...Option) troupe.Layer[Req, Res] {
+func Layer[Req, Res any](opts ...Option[Req, Res]) troupe.Layer[Req, Res] {
 	return troupe.LayerFunc[Req, Res](func(h troupe.Host, inner troupe.Service[Req, Res]) (troupe.Service[Req, Res], error) {
 		return New(h, inner, opts...)
 	})

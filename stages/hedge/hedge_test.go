@@ -176,7 +176,7 @@ func TestH1_AFailureBeforeTheDelayIsTheOutcomeAtOnceAndNothingIsHedged(t *testin
 func TestH1_FinalDecidesWhichOutcomeEndsTheRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errNotFound := errors.New("404")
-		final := hedge.Final(func(_ int, err error) bool { return err == nil || errors.Is(err, errNotFound) })
+		final := hedge.Final[int](func(_ int, err error) bool { return err == nil || errors.Is(err, errNotFound) })
 		x, h := overMock(t, hedge.Delay(100*ms), hedge.NoBudget(), final)
 		h.Allow(2)
 		got := troupetest.Go(bg, x, 1)
@@ -194,7 +194,7 @@ func TestH1_FinalDecidesWhichOutcomeEndsTheRequest(t *testing.T) {
 func TestH1_TheCapOnExtraAttempts(t *testing.T) {
 	for _, max := range []int{1, 3} {
 		synctest.Test(t, func(t *testing.T) {
-			opts := []hedge.Option{hedge.Delay(100 * ms), hedge.NoBudget()}
+			opts := []hedge.Option[int, int]{hedge.Delay(100 * ms), hedge.NoBudget()}
 			if max != 1 {
 				opts = append(opts, hedge.MaxHedges(max))
 			}

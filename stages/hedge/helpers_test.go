@@ -17,7 +17,7 @@ const ms = time.Millisecond
 var bg = context.Background()
 
 // overMock returns a hedging stage over a mock and the mock's handle.
-func overMock(t *testing.T, opts ...hedge.Option) (*hedge.Hedge[int, int], *troupetest.Handle[int, int]) {
+func overMock(t *testing.T, opts ...hedge.Option[int, int]) (*hedge.Hedge[int, int], *troupetest.Handle[int, int]) {
 	t.Helper()
 	mock, h := troupetest.NewMock[int, int]()
 	x, err := hedge.New[int, int](troupetest.NewSystem(t), mock, opts...)

@@ -112,15 +112,15 @@ func TestHR2_CloseAnswersWhatItCouldNotDrainAndCancelsItsAttempts(t *testing.T) 
 func TestHR1_APanicInFinalOrCloneIsTheRequestsOutcome(t *testing.T) {
 	for _, c := range []struct {
 		where string
-		opt   hedge.Option
+		opt   hedge.Option[int, int]
 	}{
-		{"hedge: Final", hedge.Final(func(res int, _ error) bool {
+		{"hedge: Final", hedge.Final[int](func(res int, _ error) bool {
 			if res == 13 {
 				panic("classifier bug")
 			}
 			return true
 		})},
-		{"hedge: Clone", hedge.Clone(func(req int) int {
+		{"hedge: Clone", hedge.Clone[int, int](func(req int) int {
 			if req == 13 {
 				panic("copy bug")
 			}

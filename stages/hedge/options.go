@@ -34,10 +34,18 @@ const (
 // budgetTTL is the window of the budgets made by MaxRatio and by default.
 const budgetTTL = 10 * time.Second
 
-// Option configures a Hedge. Of Delay and Percentile at least one is needed.
+// Option configures a Hedge of requests of type Req and responses of type
+// Res. Of Delay and Percentile at least one is needed. Most options are
+// Settings, good for a hedge of any types; Final and Clone take a function
+// of the response or the request, so the compiler checks that it is the
+// stage's.
 //
 // Options are plain values, safe for concurrent use.
-type Option func(*options)
+type Option[Req, Res any] func(*options)
+
+// Setting is an Option for a hedge of any request and response types:
+// every option but Final and Clone is one.
+type Setting = func(*options)
 
 type budgetKind int
 
@@ -72,12 +80,12 @@ type options struct {
 // Capacity sets how many requests may be in the stage at once (each one
 // holds a slot from its arrival to its outcome, hedges included): the
 // stage's mailbox capacity. The default, 0, sets no limit of its own.
-func Capacity(n int) Option { return func(o *options) { o.capacity = n } }
+func Capacity(n int) Setting { return func(o *options) { o.capacity = n } }
 
 // Delay sets a fixed delay between one attempt's send and the next hedge's.
 // With Percentile too, it is the delay used until the window has enough
 // samples. 0 sends the first hedge right after the original request.
-func Delay(d time.Duration) Option { return func(o *options) { o.fixed, o.hasFixed = d, true } }
+func Delay(d time.Duration) Setting { return func(o *options) { o.fixed, o.hasFixed = d, true } }
 
 // DelayFunc sets the delay before each hedge as a function of its number:
 // the n-th hedge (1 for the first) is sent f(n) after the attempt before
@@ -86,7 +94,7 @@ func Delay(d time.Duration) Option { return func(o *options) { o.fixed, o.hasFix
 // allows, so that no user code runs on a request's path; a negative delay,
 // a nil f or a panic in it is New's error. It replaces Delay and
 // Percentile: given with either, New fails.
-func DelayFunc(f func(n int) time.Duration) Option {
+func DelayFunc(f func(n int) time.Duration) Setting {
 	return func(o *options) { o.delayFn, o.hasDelayFn = f, true }
 }
 
@@ -95,37 +103,37 @@ func DelayFunc(f func(n int) time.Duration) Option {
 // holds at least minSamples of them; until then the Delay is used, or, with
 // none, requests are not hedged. The percentile is the nearest rank: the
 // smallest sample such that at least p % of the samples are at most it.
-func Percentile(p float64, minSamples int) Option {
+func Percentile(p float64, minSamples int) Setting {
 	return func(o *options) { o.pct, o.minSamples, o.hasPct = p, minSamples, true }
 }
 
 // Window sets which latency samples count: those of the last span (a
 // sample older than span is forgotten), at most the last n of them
 // (1 to MaxSamples). The default is DefaultWindow and DefaultSamples.
-func Window(span time.Duration, n int) Option {
+func Window(span time.Duration, n int) Setting {
 	return func(o *options) { o.span, o.samples = span, n }
 }
 
 // MaxHedges caps the hedges sent for one request (1 to MaxHedgesLimit,
 // default 1): the k-th is sent a delay after the (k-1)-th attempt.
-func MaxHedges(n int) Option { return func(o *options) { o.maxHedges = n } }
+func MaxHedges(n int) Setting { return func(o *options) { o.maxHedges = n } }
 
 // MaxRatio bounds hedges by a budget of its own: over the last 10 s, at most
 // r hedges per request accepted (0 < r <= 1000; rounded down: 10 requests
 // at 0.1 afford one hedge). The default budget has DefaultRatio.
 // The last of MaxRatio, WithBudget and NoBudget given wins.
-func MaxRatio(r float64) Option { return func(o *options) { o.kind, o.ratio = budgetRatio, r } }
+func MaxRatio(r float64) Setting { return func(o *options) { o.kind, o.ratio = budgetRatio, r } }
 
 // WithBudget bounds hedges by b, which may be shared by pointer with other
 // stages: every request deposits into it, every hedge withdraws. See
 // package budget for its rules (its per-second floor allows hedges beyond
 // the ratio when traffic is low). A nil b is an error.
-func WithBudget(b *budget.Budget) Option {
+func WithBudget(b *budget.Budget) Setting {
 	return func(o *options) { o.kind, o.shared = budgetShared, b }
 }
 
 // NoBudget lets every request send its hedges, unbounded by any budget.
-func NoBudget() Option { return func(o *options) { o.kind = budgetNone } }
+func NoBudget() Setting { return func(o *options) { o.kind = budgetNone } }
 
 // Final sets which outcomes end a request: the first attempt whose outcome
 // final accepts wins, and the others are cancelled. An outcome it refuses
@@ -134,9 +142,10 @@ func NoBudget() Option { return func(o *options) { o.kind = budgetNone } }
 // are errors marked with troupe.Permanent: the other attempts are
 // cancelled and no further hedge is sent.
 // final runs where the outcome was produced, for many requests at once: it
-// must not block and must be safe for concurrent use. Its types must be the
-// stage's (Res, error); otherwise New fails.
-func Final[Res any](final func(res Res, err error) bool) Option {
+// must not block and must be safe for concurrent use. Its types are the
+// stage's, checked by the compiler: name the request type and let the
+// response type be inferred, as in hedge.Final[*http.Request](isFinal).
+func Final[Req, Res any](final func(res Res, err error) bool) Option[Req, Res] {
 	return func(o *options) { o.final, o.hasFinal = final, true }
 }
 
@@ -145,8 +154,9 @@ func Final[Res any](final func(res Res, err error) bool) Option {
 // share between attempts running at once (a value, or a pointer to data
 // nothing changes). clone runs on the stage's actor, while the original
 // attempt may run: it must only read its argument and must not block. Its
-// type must be func(Req) Req for the stage's Req; otherwise New fails.
-func Clone[Req any](clone func(req Req) Req) Option {
+// types are the stage's, checked by the compiler:
+// hedge.Clone[*http.Request, *http.Response](clone).
+func Clone[Req, Res any](clone func(req Req) Req) Option[Req, Res] {
 	return func(o *options) { o.clone, o.hasClone = clone, true }
 }
 
@@ -168,7 +178,7 @@ type config[Req, Res any] struct {
 }
 
 // compile checks opts and returns the stage's configuration.
-func compile[Req, Res any](opts []Option) (config[Req, Res], error) {
+func compile[Req, Res any](opts []Option[Req, Res]) (config[Req, Res], error) {
 	o := options{span: DefaultWindow, samples: DefaultSamples, maxHedges: 1, ratio: DefaultRatio}
 	if err := opt.Apply("hedge", &o, opts); err != nil {
 		return config[Req, Res]{}, err
