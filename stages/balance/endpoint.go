@@ -27,7 +27,7 @@ type endpoint[K comparable, Req, Res any] struct {
 	slot       int                      // index in the ready set; -1: not in it
 	trying     int                      // refills trying svc on a caller's goroutine
 	removed    bool
-	settled    bool // drained is closed
+	settled    bool        // drained is closed
 	pausedTill time.Time   // refused calls: not picked before then
 	pauses     int         // consecutive refusals, for the backoff
 	timer      *time.Timer // ends a pause
