@@ -79,3 +79,6 @@ func (bl *blocking) svc() *actors.FuncService[int, int] {
 		}
 	})
 }
+
+// randSource returns a source seeded with seed.
+func randSource(seed uint64) rand.Source { return rand.NewPCG(seed, seed^0x9e3779b97f4a7c15) }
