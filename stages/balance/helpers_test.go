@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/stages/balance"
 )
 
@@ -82,3 +83,7 @@ func (bl *blocking) svc() *actors.FuncService[int, int] {
 
 // randSource returns a source seeded with seed.
 func randSource(seed uint64) rand.Source { return rand.NewPCG(seed, seed^0x9e3779b97f4a7c15) }
+
+// backoffZero is a backoff made without backoff.New: its zero delays are
+// WithBackoff's error.
+var backoffZero = backoff.Exponential{}
