@@ -83,8 +83,8 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 		b.mu.Unlock()
 		return nil, closedErr()
 	}
-	if ep := b.pickLocked(); ep != nil {
-		t := b.takeLocked(ep)
+	if ep, _ := b.pickLocked(); ep != nil {
+		t := &ticket[K, Req, Res]{b: b, ep: ep, p: b.takeLocked(ep)}
 		b.mu.Unlock()
 		b.refill(ep)
 		return b.permits.Issue(t), nil
@@ -114,14 +114,46 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 	return nil, fmt.Errorf("%w: %w", ErrNoneReady, ctx.Err())
 }
 
+// ReserveAndCall picks an endpoint as Reserve does and sends req to it, in
+// one step (troupe.Do uses it): no permit of the balancer's is issued.
+func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
+	b.mu.Lock()
+	var ep *endpoint[K, Req, Res]
+	var now time.Time
+	if !b.closed {
+		ep, now = b.pickLocked()
+	}
+	if ep == nil { // closed, or none ready: Reserve says so, or waits
+		b.mu.Unlock()
+		p, err := b.Reserve(ctx)
+		if err != nil {
+			var zero Res
+			return zero, err
+		}
+		return p.Call(ctx, req)
+	}
+	p := b.takeLocked(ep)
+	b.mu.Unlock()
+	b.refill(ep)
+	if b.cfg.ewma && now.IsZero() {
+		now = time.Now()
+	}
+	res, err := p.Call(ctx, req)
+	b.finish(ep, ctx, now, err)
+	return res, err
+}
+
 // pickLocked returns the endpoint to send to, or nil when none is ready
-// (mu held): power of two choices over the ready set.
-func (b *Balancer[K, Req, Res]) pickLocked() *endpoint[K, Req, Res] {
+// (mu held): power of two choices over the ready set. It returns the time
+// it read too, or the zero time when the pick needed none (the clock is
+// read only for peak-EWMA costs and for an endpoint in a cooldown).
+func (b *Balancer[K, Req, Res]) pickLocked() (*endpoint[K, Req, Res], time.Time) {
+	var now time.Time
 	switch n := len(b.ready); n {
 	case 0:
-		return nil
+		return nil, now
 	case 1:
-		return b.ready[0]
+		return b.ready[0], now
 	default:
 		i := b.rnd.IntN(n)
 		j := b.rnd.IntN(n - 1)
@@ -129,10 +161,13 @@ func (b *Balancer[K, Req, Res]) pickLocked() *endpoint[K, Req, Res] {
 			j++
 		}
 		x, y := b.ready[i], b.ready[j]
-		if b.lessLocked(y, x, time.Now()) {
-			return y
+		if b.cfg.ewma || x.failing || y.failing {
+			now = time.Now()
 		}
-		return x
+		if b.lessLocked(y, x, now) {
+			return y, now
+		}
+		return x, now
 	}
 }
 
@@ -142,6 +177,9 @@ func (b *Balancer[K, Req, Res]) pickLocked() *endpoint[K, Req, Res] {
 func (b *Balancer[K, Req, Res]) lessLocked(x, y *endpoint[K, Req, Res], now time.Time) bool {
 	if fx, fy := b.failingLocked(x, now), b.failingLocked(y, now); fx != fy {
 		return fy
+	}
+	if !b.cfg.ewma {
+		return x.pending < y.pending
 	}
 	return b.costLocked(x, now, true) < b.costLocked(y, now, true)
 }
@@ -166,17 +204,17 @@ func (b *Balancer[K, Req, Res]) costLocked(ep *endpoint[K, Req, Res], now time.T
 	return e.ns * float64(ep.pending+1)
 }
 
-// takeLocked moves ep's ready permit into a ticket for the caller who
-// picked it (mu held): ep leaves the ready set, a call is counted in
-// flight, and ep is being reserved on again (the caller runs refill).
-func (b *Balancer[K, Req, Res]) takeLocked(ep *endpoint[K, Req, Res]) *ticket[K, Req, Res] {
+// takeLocked hands ep's ready permit to the caller who picked it (mu
+// held): ep leaves the ready set, a call is counted in flight, and ep is
+// being reserved on again (the caller runs refill).
+func (b *Balancer[K, Req, Res]) takeLocked(ep *endpoint[K, Req, Res]) *troupe.Permit[Req, Res] {
 	b.unreadyLocked(ep)
-	t := &ticket[K, Req, Res]{b: b, ep: ep, p: ep.held}
+	p := ep.held
 	ep.held = nil
 	ep.trying++
 	ep.pending++
 	ep.picks++
-	return t
+	return p
 }
 
 // readyLocked puts ep, which holds a permit, in the ready set, or hands it
@@ -186,7 +224,7 @@ func (b *Balancer[K, Req, Res]) readyLocked(ep *endpoint[K, Req, Res]) (*waiter[
 	if len(b.waiters) > 0 {
 		w := b.waiters[0]
 		b.waiters = slices.Delete(b.waiters, 0, 1)
-		return w, b.takeLocked(ep)
+		return w, &ticket[K, Req, Res]{b: b, ep: ep, p: b.takeLocked(ep)}
 	}
 	if ep.slot < 0 {
 		ep.slot = len(b.ready)

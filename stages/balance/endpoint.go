@@ -171,11 +171,24 @@ func (b *Balancer[K, Req, Res]) deliver(ep *endpoint[K, Req, Res], p *troupe.Per
 	ep.held = p
 	var w *waiter[K, Req, Res]
 	var t *ticket[K, Req, Res]
-	if !time.Now().Before(ep.pausedTill) {
+	if !ep.paused() {
 		w, t = b.readyLocked(ep)
 	}
 	b.mu.Unlock()
 	b.hand(w, t)
+}
+
+// paused reports whether ep is still in a pause (the balancer's mu held);
+// it reads the clock only while a pause is set, and clears one that ended.
+func (ep *endpoint[K, Req, Res]) paused() bool {
+	if ep.pausedTill.IsZero() {
+		return false
+	}
+	if time.Now().Before(ep.pausedTill) {
+		return true
+	}
+	ep.pausedTill = time.Time{}
+	return false
 }
 
 // pauseLocked keeps ep out of the ready set after it refused a call with
@@ -202,7 +215,7 @@ func (b *Balancer[K, Req, Res]) resume(ep *endpoint[K, Req, Res]) {
 	b.mu.Lock()
 	var w *waiter[K, Req, Res]
 	var t *ticket[K, Req, Res]
-	if !ep.removed && ep.held != nil && !time.Now().Before(ep.pausedTill) {
+	if !ep.removed && ep.held != nil && !ep.paused() {
 		w, t = b.readyLocked(ep)
 	}
 	b.mu.Unlock()

@@ -20,7 +20,10 @@ type ticket[K comparable, Req, Res any] struct {
 // Call sends req with the endpoint's permit and records the round trip
 // and its outcome in the endpoint's load.
 func (t *ticket[K, Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
-	start := time.Now()
+	var start time.Time
+	if t.b.cfg.ewma {
+		start = time.Now()
+	}
 	res, err := t.p.Call(ctx, req)
 	t.b.finish(t.ep, ctx, start, err)
 	return res, err
@@ -42,6 +45,10 @@ func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Co
 	ep.pending--
 	defer b.settleLocked(ep)
 	if ctx == nil || (err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		return
+	}
+	if err == nil && !b.cfg.ewma {
+		ep.failing, ep.pauses = false, 0
 		return
 	}
 	now := time.Now()
