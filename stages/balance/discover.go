@@ -93,8 +93,9 @@ func (s chanSource[K, Req, Res]) run(ctx context.Context, b *Balancer[K, Req, Re
 // build error leaves the key out until a later poll builds it. A nil list
 // or build, or an interval that is not positive, is New's error.
 //
-// Poll's keys are its own: an endpoint inserted under the same key by
-// Insert is replaced by Poll's, and Poll removes only keys it inserted.
+// Poll removes only the endpoints it inserted: one that Insert put under
+// the same key since is left alone (and Poll takes the key back only once
+// its list has dropped the key and given it again).
 func Poll[K comparable, Req, Res any](every time.Duration, list func(context.Context) ([]K, error), build func(K) (troupe.Service[Req, Res], error)) Source[K, Req, Res] {
 	return pollSource[K, Req, Res]{every, list, build}
 }
