@@ -42,7 +42,9 @@ type waiter[K comparable, Req, Res any] struct {
 
 // New returns a balancer whose endpoints come from src, and from Insert
 // and Remove; a nil src means Insert and Remove alone. A nil or bad option
-// and a bad source are errors matching troupe.ErrBadConfig.
+// and a bad source are errors matching troupe.ErrBadConfig. The balancer
+// runs a goroutine for its source and one for each endpoint (its watcher)
+// until Close.
 func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option) (*Balancer[K, Req, Res], error) {
 	c := defaults()
 	if err := opt.Apply("balance: New", &c, opts); err != nil {

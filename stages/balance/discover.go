@@ -61,7 +61,7 @@ type chanSource[K comparable, Req, Res any] struct {
 
 func (s chanSource[K, Req, Res]) check() error {
 	if s.ch == nil {
-		return opt.Nil("balance: Channel", "the channel")
+		return fmt.Errorf("%w: Channel's channel is nil", ErrBadConfig)
 	}
 	return nil
 }
@@ -109,9 +109,9 @@ type pollSource[K comparable, Req, Res any] struct {
 func (s pollSource[K, Req, Res]) check() error {
 	switch {
 	case s.list == nil:
-		return opt.Nil("balance: Poll", "the list function")
+		return fmt.Errorf("%w: Poll's list function is nil", ErrBadConfig)
 	case s.build == nil:
-		return opt.Nil("balance: Poll", "the build function")
+		return fmt.Errorf("%w: Poll's build function is nil", ErrBadConfig)
 	case s.every <= 0:
 		return fmt.Errorf("%w: Poll's interval must be positive, got %v", ErrBadConfig, s.every)
 	}

@@ -176,5 +176,8 @@ func TestBadConfigurationIsAnErrorOfNew(t *testing.T) {
 	} {
 		_, err := balance.New(c.src, c.opts...)
 		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
+		if name != "nil option" {
+			assert.ErrorIs(t, err, balance.ErrBadConfig, name)
+		}
 	}
 }
