@@ -36,6 +36,15 @@
 //     makes with a connector and makes again when it breaks: the inner
 //     service [Builder.Build] takes.
 //
+// Beside them, one package is not a stage but a service to build a stack
+// over:
+//
+//   - balance: a power-of-two-choices balancer over a set of endpoints
+//     (each a supervised pipeline of its own with balance.Pipelines),
+//     found by a discovery source, with a ready cache and peak-EWMA or
+//     pending-requests load:
+//     stages.Stack[Req, Res]().Retry(2, nil).Build(sys, balancer).
+//
 // [Builder.Layer] adds any other layer of the same types (troupehttp's and
 // troupegrpc's retry policies, redisquota's budget, a stage of your own),
 // [Builder.Named] names the stage added last, and [Builder.Observe]

@@ -1,0 +1,132 @@
+package balance
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/stages/breaker"
+	"github.com/troupe-go/troupe/stages/loadshed"
+)
+
+// The defaults of New.
+const (
+	// DefaultDecay is the peak-EWMA decay time: how long an estimate takes
+	// to fall to 1/e of itself with no round trip seen (tower's default).
+	DefaultDecay = 10 * time.Second
+	// DefaultRTT is a fresh endpoint's round-trip estimate under
+	// peak-EWMA (linkerd's default for tower's PeakEwma).
+	DefaultRTT = 30 * time.Millisecond
+	// DefaultCooldown is how long an endpoint whose last call failed loses
+	// every pair to one whose last call did not.
+	DefaultCooldown = time.Second
+)
+
+// Option configures New.
+//
+// Options are plain values, safe for concurrent use.
+type Option func(*config)
+
+type config struct {
+	ewma       bool          // peak-EWMA cost; false: pending requests
+	decay, rtt time.Duration // peak-EWMA's decay time and starting estimate
+	cooldown   time.Duration
+	refused    func(error) bool
+	delays     backoff.Exponential
+	src        rand.Source
+	err        error // the first bad option's
+}
+
+func defaults() config {
+	d, _ := backoff.New(10*time.Millisecond, time.Second, backoff.WithJitter(backoff.Ratio(0.2)))
+	return config{ewma: true, decay: DefaultDecay, rtt: DefaultRTT, cooldown: DefaultCooldown, refused: refusedByDefault, delays: d}
+}
+
+// PeakEWMA makes an endpoint's cost its peak-EWMA round trip times one more
+// than its calls in flight (tower's PeakEwma): a round trip slower than
+// the estimate raises it at once, faster ones pull it down over the decay
+// time, and with no round trip seen it decays towards zero. A fresh
+// endpoint starts at rtt. Both must be positive. It is the default, with
+// DefaultDecay and DefaultRTT.
+func PeakEWMA(decay, rtt time.Duration) Option {
+	return func(c *config) {
+		if decay <= 0 || rtt <= 0 {
+			c.fail(fmt.Errorf("%w: PeakEWMA needs a positive decay and rtt, got %v and %v", ErrBadConfig, decay, rtt))
+		}
+		c.ewma, c.decay, c.rtt = true, decay, rtt
+	}
+}
+
+// PendingRequests makes an endpoint's cost its calls in flight (tower's
+// PendingRequests): picked and not yet answered.
+func PendingRequests() Option { return func(c *config) { c.ewma = false } }
+
+// FailureCooldown sets how long an endpoint whose last call failed loses
+// every pair to an endpoint whose last call did not, whatever their costs
+// (default DefaultCooldown; 0 turns it off; it must not be negative). A
+// success ends it early. It is what sends a Retry outside the balancer to
+// another endpoint: with two or more endpoints ready, the one that just
+// failed is picked again only when its partner in the pair failed too.
+func FailureCooldown(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail(fmt.Errorf("%w: FailureCooldown must not be negative, got %v", ErrBadConfig, d))
+		}
+		c.cooldown = d
+	}
+}
+
+// Refused sets which call errors say that the endpoint refused the call
+// without trying it, being not ready in a way its Reserve cannot show: the
+// endpoint is then not picked for a while (until the time the error's
+// RetryAfter(now) method gives, when it has one and it is positive, as a
+// *breaker.OpenError does; otherwise the retry backoff's next delay). By
+// default an error matching breaker.ErrOpen or loadshed.ErrOverloaded is
+// a refusal. A nil fn is New's error.
+func Refused(fn func(error) bool) Option {
+	return func(c *config) {
+		if fn == nil {
+			c.fail(fmt.Errorf("%w: Refused's function is nil", ErrBadConfig))
+		}
+		c.refused = fn
+	}
+}
+
+// WithBackoff sets the delays between attempts to reserve on an endpoint
+// whose Reserve failed, and the pauses of an endpoint that refuses calls
+// (see Refused), both growing with each consecutive failure (default: 10 ms
+// to 1 s, doubling, 20 % jitter). Make it with backoff.New.
+func WithBackoff(delays backoff.Exponential) Option {
+	return func(c *config) {
+		if delays.Min <= 0 || delays.Max < delays.Min {
+			c.fail(fmt.Errorf("%w: WithBackoff needs 0 < Min <= Max (use backoff.New), got %v and %v", ErrBadConfig, delays.Min, delays.Max))
+		}
+		c.delays = delays
+	}
+}
+
+// WithSource makes the picks draw from src, for tests that want the same
+// picks every run. By default each balancer has a randomly seeded source.
+// A nil src is New's error. The balancer uses it under its lock.
+func WithSource(src rand.Source) Option {
+	return func(c *config) {
+		if src == nil {
+			c.fail(fmt.Errorf("%w: WithSource(nil)", ErrBadConfig))
+		}
+		c.src = src
+	}
+}
+
+func (c *config) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// refusedByDefault reports the refusals of troupe's own stages: an open
+// breaker's and a load shedder's.
+func refusedByDefault(err error) bool {
+	return errors.Is(err, breaker.ErrOpen) || errors.Is(err, loadshed.ErrOverloaded)
+}
