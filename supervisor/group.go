@@ -96,20 +96,20 @@ func WithPipeline(opts ...Option) GroupOption {
 // maximum below 1 are errors matching troupe.ErrBadConfig.
 func NewGroup[K comparable, Req, Res any](sys *actors.System, build func(key K) Build[Req, Res], opts ...GroupOption) (*Group[K, Req, Res], error) {
 	c := groupConfig{ttl: DefaultIdleTTL, max: DefaultMaxKeys}
-	if err := opt.Apply("supervisor: NewGroup", &c, opts); err != nil {
+	if err := opt.Apply("supervisor.NewGroup", &c, opts); err != nil {
 		return nil, err
 	}
 	switch {
 	case sys == nil:
-		return nil, opt.Nil("supervisor: NewGroup", "the system")
+		return nil, opt.Nil("supervisor.NewGroup", "the system")
 	case build == nil:
-		return nil, opt.Nil("supervisor: NewGroup", "the build function")
+		return nil, opt.Nil("supervisor.NewGroup", "the build function")
 	case c.ttl <= 0 || c.max < 1:
 		return nil, opt.Bad("supervisor.NewGroup", "IdleTTL and MaxKeys", fmt.Sprintf("%v and %d", c.ttl, c.max), "need IdleTTL > 0 and MaxKeys >= 1")
 	}
 	for i, o := range c.popts {
 		if o == nil {
-			return nil, opt.Nil("supervisor: NewGroup", fmt.Sprintf("pipeline option %d of %d", i+1, len(c.popts)))
+			return nil, opt.Nil("supervisor.NewGroup", fmt.Sprintf("pipeline option %d of %d", i+1, len(c.popts)))
 		}
 	}
 	return &Group[K, Req, Res]{sys: sys, build: build, cfg: c, ps: map[K]*entry[K, Req, Res]{}}, nil

@@ -88,13 +88,13 @@ type Pipeline[Req, Res any] struct {
 func New[Req, Res any](sys *actors.System, name string, build Build[Req, Res], opts ...Option) (*Pipeline[Req, Res], error) {
 	switch {
 	case sys == nil:
-		return nil, opt.Nil("supervisor: New", "the system")
+		return nil, opt.Nil("supervisor.New", "the system")
 	case build == nil:
-		return nil, opt.Nil("supervisor: New", "the build function")
+		return nil, opt.Nil("supervisor.New", "the build function")
 	}
 	d := DefaultBackoff()
 	c := config{delays: d.Delays, maxRestarts: d.MaxRestarts, window: d.Window}
-	if err := opt.Apply("supervisor: New", &c, opts); err != nil {
+	if err := opt.Apply("supervisor.New", &c, opts); err != nil {
 		return nil, err
 	}
 	strategy, err := NewBackoff(c.delays, c.maxRestarts, c.window)

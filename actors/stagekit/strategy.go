@@ -102,7 +102,7 @@ func Intensity(max int, window time.Duration) Strategy { return intensity{max: m
 func checkStrategy(s Strategy) error {
 	switch s := s.(type) {
 	case nil:
-		return opt.Nil("actors: NewHost", "the strategy")
+		return opt.Nil("actors.NewHost", "the strategy")
 	case intensity:
 		if s.max < 0 || s.window <= 0 {
 			return &troupe.ConfigError{Stage: "actors.NewHost", Option: "Intensity", Value: fmt.Sprintf("(%d, %v)", s.max, s.window), Why: "need max >= 0 and a positive window"}

@@ -87,7 +87,7 @@ func Default() *System { return defaultSystem() }
 // badOption records the first bad option of NewSystem (what was nil).
 func (s *System) badOption(what string) {
 	if s.bad == nil {
-		s.bad = opt.Nil("actors: NewSystem", what)
+		s.bad = opt.Nil("actors.NewSystem", what)
 	}
 }
 

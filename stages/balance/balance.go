@@ -47,7 +47,7 @@ type waiter[K comparable, Req, Res any] struct {
 // until Close.
 func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option) (*Balancer[K, Req, Res], error) {
 	c := defaults()
-	if err := opt.Apply("balance: New", &c, opts); err != nil {
+	if err := opt.Apply("balance", &c, opts); err != nil {
 		return nil, err
 	}
 	if c.err != nil {

@@ -61,7 +61,7 @@ type chanSource[K comparable, Req, Res any] struct {
 
 func (s chanSource[K, Req, Res]) check() error {
 	if s.ch == nil {
-		return fmt.Errorf("%w: Channel's channel is nil", ErrBadConfig)
+		return opt.Nil("balance", "Channel")
 	}
 	return nil
 }
@@ -109,11 +109,11 @@ type pollSource[K comparable, Req, Res any] struct {
 func (s pollSource[K, Req, Res]) check() error {
 	switch {
 	case s.list == nil:
-		return fmt.Errorf("%w: Poll's list function is nil", ErrBadConfig)
+		return opt.Nil("balance", "Poll's list function")
 	case s.build == nil:
-		return fmt.Errorf("%w: Poll's build function is nil", ErrBadConfig)
+		return opt.Nil("balance", "Poll's build function")
 	case s.every <= 0:
-		return fmt.Errorf("%w: Poll's interval must be positive, got %v", ErrBadConfig, s.every)
+		return opt.Bad("balance", "Poll", s.every, "the interval must be positive")
 	}
 	return nil
 }
@@ -178,7 +178,7 @@ func (b *Balancer[K, Req, Res]) removeIf(ep *endpoint[K, Req, Res]) {
 func Pipelines[K comparable, Req, Res any](sys *actors.System, build func(key K) supervisor.Build[Req, Res], opts ...supervisor.Option) func(K) (troupe.Service[Req, Res], error) {
 	return func(key K) (troupe.Service[Req, Res], error) {
 		if build == nil {
-			return nil, opt.Nil("balance: Pipelines", "the build function")
+			return nil, opt.Nil("balance.Pipelines", "the build function")
 		}
 		p, err := supervisor.New(sys, fmt.Sprint(key), build(key), opts...)
 		if err != nil {

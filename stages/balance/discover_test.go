@@ -175,9 +175,10 @@ func TestBadConfigurationIsAnErrorOfNew(t *testing.T) {
 		"zero interval":     {src: balance.Poll(0, list, build)},
 	} {
 		_, err := balance.New(c.src, c.opts...)
-		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
-		if name != "nil option" {
-			assert.ErrorIs(t, err, balance.ErrBadConfig, name)
+		var ce *troupe.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "balance", ce.Stage, name)
 		}
+		assert.ErrorIs(t, err, troupe.ErrBadConfig, name)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/loadshed"
 )
@@ -53,7 +54,7 @@ func defaults() config {
 func PeakEWMA(decay, rtt time.Duration) Option {
 	return func(c *config) {
 		if decay <= 0 || rtt <= 0 {
-			c.fail(fmt.Errorf("%w: PeakEWMA needs a positive decay and rtt, got %v and %v", ErrBadConfig, decay, rtt))
+			c.fail(opt.Bad("balance", "PeakEWMA", fmt.Sprintf("(%v, %v)", decay, rtt), "need a positive decay and rtt"))
 		}
 		c.ewma, c.decay, c.rtt = true, decay, rtt
 	}
@@ -72,7 +73,7 @@ func PendingRequests() Option { return func(c *config) { c.ewma = false } }
 func FailureCooldown(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.fail(fmt.Errorf("%w: FailureCooldown must not be negative, got %v", ErrBadConfig, d))
+			c.fail(opt.Bad("balance", "FailureCooldown", d, "must not be negative"))
 		}
 		c.cooldown = d
 	}
@@ -88,7 +89,7 @@ func FailureCooldown(d time.Duration) Option {
 func Refused(fn func(error) bool) Option {
 	return func(c *config) {
 		if fn == nil {
-			c.fail(fmt.Errorf("%w: Refused's function is nil", ErrBadConfig))
+			c.fail(opt.Nil("balance", "Refused"))
 		}
 		c.refused = fn
 	}
@@ -101,7 +102,7 @@ func Refused(fn func(error) bool) Option {
 func WithBackoff(delays backoff.Exponential) Option {
 	return func(c *config) {
 		if delays.Min <= 0 || delays.Max < delays.Min {
-			c.fail(fmt.Errorf("%w: WithBackoff needs 0 < Min <= Max (use backoff.New), got %v and %v", ErrBadConfig, delays.Min, delays.Max))
+			c.fail(opt.Bad("balance", "WithBackoff", fmt.Sprintf("%v to %v", delays.Min, delays.Max), "need 0 < Min <= Max (use backoff.New)"))
 		}
 		c.delays = delays
 	}
@@ -113,7 +114,7 @@ func WithBackoff(delays backoff.Exponential) Option {
 func WithSource(src rand.Source) Option {
 	return func(c *config) {
 		if src == nil {
-			c.fail(fmt.Errorf("%w: WithSource(nil)", ErrBadConfig))
+			c.fail(opt.Nil("balance", "WithSource"))
 		}
 		c.src = src
 	}
