@@ -83,6 +83,22 @@ var found = []struct {
 			{2, 0}: {lat: 500313, stubborn: true},
 		},
 	}},
+	// The model was wrong: below a SpawnReady over the downstream, the
+	// permit's call is the downstream's function itself, whose outcome goes
+	// up as it is (a success of stubborn work that outlived its caller's
+	// deadline), not a call of its own whose root frame turns it into the
+	// context's error. A breaker above counts that success (caller 1's),
+	// then caller 0's error opens it (1 of 2 failed), and caller 2 is
+	// refused.
+	{"a spawnready over the downstream hands up a late success as it is", &script{
+		layers:  []layer{{kind: "limit", n: 1}, {kind: "breaker", n: 2, min: 2, k: 1, d: 5000940}, {kind: "spawnready", n: 1}},
+		callers: []arrival{{at: 883}, {at: 541, deadline: 5000484}, {at: 1313}},
+		steps: map[[2]int]step{
+			{0, 0}: {lat: 500826, kind: stepErr, stubborn: true},
+			{1, 0}: {lat: 122653427, stubborn: true},
+			{2, 0}: {lat: 500256, stubborn: true},
+		},
+	}},
 }
 
 // Each script troupe and the model once disagreed on, they agree on now.

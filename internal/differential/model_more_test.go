@@ -444,10 +444,18 @@ func (a *madapter) unreserve() {
 	a.svc.unreserve()
 }
 
-// send hands the caller the call with the unit won: a call of its own into
-// the inner service, on the caller's goroutine.
+// send hands the caller the call with the unit won, to make on its
+// goroutine. Over a stage it is a call of its own into that stage (the
+// stage's permit: a root frame of its own, which gives a caller whose
+// context ended that context's error); over the downstream it is the
+// downstream's function itself (a Func's permit calls it, nothing
+// between), whose outcome goes up as it is, as any leaf work's does.
 func (a *madapter) send(r *mreq, k kont) {
 	a.ready--
 	a.claimed--
+	if _, ok := a.svc.(mleaf); ok {
+		r.c.handTo(r, k)
+		return
+	}
 	r.c.handCall(r, a.svc, k)
 }
