@@ -48,8 +48,8 @@ type capacity struct {
 	blocked atomic.Bool  // admission paused by the actor (SetAdmission)
 
 	mu       sync.Mutex
-	waiters  ilist.List[Waiter, *Waiter] // guarded by mu
-	closeErr error                       // guarded by mu; set with closed
+	waiters  ilist.List[Waiter] // guarded by mu
+	closeErr error              // guarded by mu; set with closed
 	pool     sync.Pool
 }
 
@@ -161,9 +161,9 @@ func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
 	// Join the line before looking at the count: a Free that decrements after
 	// this sees nwait > 0 and grants under mu (NOTE: pairs with Free).
 	c.nwait.Add(1)
-	c.waiters.Push(w)
+	c.waiters.Push(w, &w.Links)
 	if c.waiters.Front() == w && c.take() {
-		c.waiters.Remove(w)
+		c.waiters.Remove(&w.Links)
 		c.nwait.Add(-1)
 		c.mu.Unlock()
 		return true, nil
@@ -181,7 +181,7 @@ func (m *Mailbox) CancelWait(w *Waiter) bool {
 	if !w.Listed() {
 		return false
 	}
-	c.waiters.Remove(w)
+	c.waiters.Remove(&w.Links)
 	c.nwait.Add(-1)
 	return true
 }
@@ -207,7 +207,7 @@ func (m *Mailbox) grant() {
 			c.mu.Unlock()
 			return
 		}
-		c.waiters.Remove(w)
+		c.waiters.Remove(&w.Links)
 		c.nwait.Add(-1)
 		c.mu.Unlock()
 		w.deliver(nil)
@@ -238,7 +238,7 @@ func (m *Mailbox) Close(err error) {
 	c.closed.Store(true)
 	var ws []*Waiter
 	for w := c.waiters.Front(); w != nil; w = c.waiters.Front() {
-		c.waiters.Remove(w)
+		c.waiters.Remove(&w.Links)
 		ws = append(ws, w)
 	}
 	c.nwait.Store(0)

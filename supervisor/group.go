@@ -45,11 +45,11 @@ type Group[K comparable, Req, Res any] struct {
 	cfg   groupConfig
 
 	mu      sync.Mutex
-	ps      map[K]*entry[K, Req, Res]                           // guarded by mu
-	lru     ilist.List[entry[K, Req, Res], *entry[K, Req, Res]] // guarded by mu; by last use, least recent first
-	timer   *time.Timer                                         // guarded by mu; armed for the front's expiry, nil when none
-	closed  bool                                                // guarded by mu
-	closing sync.WaitGroup                                      // pipelines being closed on the group's goroutines
+	ps      map[K]*entry[K, Req, Res]      // guarded by mu
+	lru     ilist.List[entry[K, Req, Res]] // guarded by mu; by last use, least recent first
+	timer   *time.Timer                    // guarded by mu; armed for the front's expiry, nil when none
+	closed  bool                           // guarded by mu
+	closing sync.WaitGroup                 // pipelines being closed on the group's goroutines
 }
 
 // entry is one key's pipeline, built once; ready is closed when p or err is
@@ -132,8 +132,8 @@ func (g *Group[K, Req, Res]) Get(ctx context.Context, key K) (*Pipeline[Req, Res
 	}
 	if ok {
 		e.used = time.Now()
-		g.lru.Remove(e)
-		g.lru.Push(e)
+		g.lru.Remove(&e.Links)
+		g.lru.Push(e, &e.Links)
 		g.mu.Unlock()
 		select {
 		case <-e.ready:
@@ -147,7 +147,7 @@ func (g *Group[K, Req, Res]) Get(ctx context.Context, key K) (*Pipeline[Req, Res
 	}
 	e = &entry[K, Req, Res]{key: key, ready: make(chan struct{}), used: time.Now()}
 	g.ps[key] = e
-	g.lru.Push(e)
+	g.lru.Push(e, &e.Links)
 	g.armLocked()
 	g.mu.Unlock()
 
@@ -187,7 +187,7 @@ func (g *Group[K, Req, Res]) forget(e *entry[K, Req, Res]) {
 		delete(g.ps, e.key)
 	}
 	if e.Listed() {
-		g.lru.Remove(e)
+		g.lru.Remove(&e.Links)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/advice"
 	"github.com/troupe-go/troupe/stages/retry"
 )
 
@@ -109,18 +110,12 @@ type Policy struct {
 
 // Retry implements retry.Policy.
 func (p *Policy) Retry(req **Call, res *Result, err *error) (retry.Wait, bool) {
-	var wait time.Duration
-	asked := false
-	if *err != nil && p.MaxPushback >= 0 {
-		wait, asked = ServerPushback(res.Trailer)
-	}
-	if asked && (wait < 0 || wait > p.maxPushback()) && (p.Retryable == nil || p.Retryable(*res, *err)) {
-		return retry.Wait{}, false // the server asked not to retry, or to wait too long
-	}
-	w, again := p.Attempts.Retry(req, res, err)
-	if again && asked {
-		w.Delay = max(w.Delay, wait)
-	}
+	w, again := advice.Retry(&p.Attempts, req, res, err, p.MaxPushback, DefaultMaxPushback, func() (time.Duration, bool) {
+		if *err == nil {
+			return 0, false // only a failure's trailer is read
+		}
+		return ServerPushback(res.Trailer)
+	})
 	if again && w.Delay > 0 && *req != nil {
 		// The wait ends early if another attempt of the call (a hedge's)
 		// answers it meanwhile: the next attempt then ends at once with
@@ -128,11 +123,4 @@ func (p *Policy) Retry(req **Call, res *Result, err *error) (retry.Wait, bool) {
 		w = retry.Until((*req).fl.until(w.Delay))
 	}
 	return w, again
-}
-
-func (p *Policy) maxPushback() time.Duration {
-	if p.MaxPushback == 0 {
-		return DefaultMaxPushback
-	}
-	return p.MaxPushback
 }

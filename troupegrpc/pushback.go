@@ -1,10 +1,11 @@
 package troupegrpc
 
 import (
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/troupe-go/troupe/internal/advice"
 )
 
 // PushbackKey is the trailer key with which a server asks its client to
@@ -28,19 +29,15 @@ func ServerPushback(md metadata.MD) (wait time.Duration, ok bool) {
 	if len(vs) > 1 {
 		return -1, true
 	}
-	ms, err := strconv.ParseInt(vs[0], 10, 64)
-	switch {
-	case err != nil || ms < 0:
-		return -1, true
-	case ms > int64(time.Duration(1<<63-1)/time.Millisecond):
-		return time.Duration(1<<63 - 1), true // more than anyone waits
+	d, err := advice.Parse(vs[0], time.Millisecond)
+	if err != nil || d < 0 {
+		return -1, true // a number too large for an int64 too, as gRPC's own client reads it
 	}
-	return time.Duration(ms) * time.Millisecond, true
+	return d, true
 }
 
 // pushbackMD is the trailer that asks for a wait of d, rounded up to the
 // millisecond.
 func pushbackMD(d time.Duration) metadata.MD {
-	ms := (max(d, 0) + time.Millisecond - 1) / time.Millisecond
-	return metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10))
+	return metadata.Pairs(PushbackKey, advice.Format(d, time.Millisecond))
 }

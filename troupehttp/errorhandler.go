@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/internal/advice"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/retry"
@@ -138,11 +138,7 @@ func ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 		code, wait = StatusClientClosedRequest, 0
 	}
 	if wait > 0 {
-		secs := wait / time.Second
-		if wait%time.Second != 0 {
-			secs++
-		}
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+		w.Header().Set("Retry-After", advice.Format(wait, time.Second))
 	}
 	text := http.StatusText(code)
 	if code == StatusClientClosedRequest {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/troupe-go/troupe/internal/advice"
 	"github.com/troupe-go/troupe/stages/retry"
 )
 
@@ -29,15 +30,11 @@ func RetryAfter(res *http.Response, now time.Time) (wait time.Duration, ok bool)
 		return 0, false
 	}
 	if v[0] >= '0' && v[0] <= '9' {
-		const forever = time.Duration(1<<63 - 1) // more than anyone waits
-		secs, err := strconv.ParseUint(v, 10, 63)
-		switch {
-		case errors.Is(err, strconv.ErrRange), err == nil && secs > uint64(forever/time.Second):
-			return forever, true
-		case err != nil:
+		d, err := advice.Parse(v, time.Second)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return 0, false
 		}
-		return time.Duration(secs) * time.Second, true
+		return d, true // a number too large for an int64 too: more than anyone waits
 	}
 	at, err := http.ParseTime(v)
 	if err != nil {
@@ -79,19 +76,13 @@ func (p *Policy) Retry(req **http.Request, res **http.Response, err *error) (ret
 	if !p.idempotent(*req) && !NotSent(*err) {
 		return retry.Wait{}, false // it may have been processed: the caller gets this outcome
 	}
-	var after time.Duration
-	asked := false
-	if *err == nil && p.MaxRetryAfter >= 0 {
-		after, asked = RetryAfter(*res, time.Now())
-	}
-	if asked && after > p.maxRetryAfter() && p.Retryable != nil && p.Retryable(*res, *err) {
-		return retry.Wait{}, false // too long to wait: the caller gets the response
-	}
-	w, again := p.Attempts.Retry(req, res, err)
-	if again && asked {
-		w.Delay = max(w.Delay, after)
-	}
-	return w, again
+	// A response asking for too long a wait goes to the caller.
+	return advice.Retry(&p.Attempts, req, res, err, p.MaxRetryAfter, DefaultMaxRetryAfter, func() (time.Duration, bool) {
+		if *err != nil {
+			return 0, false // an error has no header
+		}
+		return RetryAfter(*res, time.Now())
+	})
 }
 
 func (p *Policy) idempotent(req *http.Request) bool {
@@ -99,11 +90,4 @@ func (p *Policy) idempotent(req *http.Request) bool {
 		return IsIdempotent(req)
 	}
 	return p.Idempotent(req)
-}
-
-func (p *Policy) maxRetryAfter() time.Duration {
-	if p.MaxRetryAfter == 0 {
-		return DefaultMaxRetryAfter
-	}
-	return p.MaxRetryAfter
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/troupe-go/troupe/internal/ilist"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -13,13 +14,12 @@ import (
 // delivered, and the leaf work the caller must run meanwhile.
 type callState[Req, Res any] struct {
 	mu        sync.Mutex
-	work      *Envelope[Req, Res] // FIFO of envelopes to run; guarded by mu
-	workTail  *Envelope[Req, Res] // guarded by mu
-	done      bool                // outcome delivered; guarded by mu
-	res       Res                 // guarded by mu
-	err       error               // guarded by mu
-	abandoned error               // the caller no longer waits (gave up, or has its outcome); guarded by mu
-	sleeping  bool                // the caller is blocked on wake; guarded by mu
+	work      ilist.List[Envelope[Req, Res]] // envelopes to run, first come first; guarded by mu
+	done      bool                           // outcome delivered; guarded by mu
+	res       Res                            // guarded by mu
+	err       error                          // guarded by mu
+	abandoned error                          // the caller no longer waits (gave up, or has its outcome); guarded by mu
+	sleeping  bool                           // the caller is blocked on wake; guarded by mu
 	// gone: done or abandoned (1), set with them, read without mu
 	// (Delivered). It changes with sync/atomic, except for the plain store
 	// of reset, on a call state no one else holds.
@@ -65,7 +65,7 @@ type callState[Req, Res any] struct {
 
 func (c *callState[Req, Res]) reset() {
 	var zero Res
-	c.work, c.workTail, c.done, c.res, c.err, c.abandoned = nil, nil, false, zero, nil, nil
+	c.work, c.done, c.res, c.err, c.abandoned = ilist.List[Envelope[Req, Res]]{}, false, zero, nil, nil
 	c.target, c.entry, c.held, c.onFree = nil, nil, nil, nil
 	c.inLeaf.Store(false)
 	c.freeSet.Store(false)
@@ -222,23 +222,14 @@ func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 		go e.runDetached()
 		return
 	}
-	if c.workTail == nil {
-		c.work = e
-	} else {
-		c.workTail.next = e
-	}
-	c.workTail = e
+	c.work.Push(e, &e.queued)
 	c.unlockPoke(c.pokeLocked())
 }
 
 func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
-	w := c.work
+	w := c.work.Front()
 	if w != nil {
-		c.work = w.next
-		if c.work == nil {
-			c.workTail = nil
-		}
-		w.next = nil
+		c.work.Remove(&w.queued)
 	}
 	return w
 }

@@ -82,11 +82,11 @@ type Envelope[Req, Res any] struct {
 	// readies an envelope taken from its pool, which orders it after the
 	// last user's (a store with a fence per request saved).
 	refs    int32
-	pool    *sync.Pool          // where it goes back at zero refs
-	leaf    Leaf[Req, Res]      // set when handed to the caller to run
-	next    *Envelope[Req, Res] // caller's work list; guarded by root.call.mu
-	unwatch func() bool         // stops a parked envelope's context watch
-	obs     *Reporter           // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
+	pool    *sync.Pool                      // where it goes back at zero refs
+	leaf    Leaf[Req, Res]                  // set when handed to the caller to run
+	queued  ilist.Links[Envelope[Req, Res]] // in its caller's work list (root.call.work); guarded by root.call.mu
+	unwatch func() bool                     // stops a parked envelope's context watch
+	obs     *Reporter                       // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
 	// detached: its leaf work runs on a goroutine of its own (Detach);
 	// owned by the path holder.
 	detached bool
@@ -209,7 +209,7 @@ func (e *Envelope[Req, Res]) reset() {
 	if e.call == nil {
 		e.root = nil
 	}
-	e.leaf, e.next, e.unwatch, e.obs = nil, nil, nil, nil
+	e.leaf, e.unwatch, e.obs = nil, nil, nil
 	e.detached, e.ctxClosed, e.forcible = false, false, false
 	e.letGo()
 }

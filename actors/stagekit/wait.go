@@ -3,6 +3,8 @@ package stagekit
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // wait is the caller's side of a call on root envelope r: it runs the leaf
@@ -20,7 +22,7 @@ func (r *Envelope[Req, Res]) wait(ctx context.Context) (Res, error) {
 			c.mu.Unlock()
 			return r.delivered()
 		}
-		if c.work != nil && ended(done) {
+		if c.work.Len() != 0 && ended(done) {
 			// Its context ended: it starts no more work (stubborn work
 			// would keep it), it gives up, and what is queued is answered.
 			c.mu.Unlock()
@@ -100,10 +102,9 @@ func ended(done <-chan struct{}) bool {
 func (r *Envelope[Req, Res]) delivered() (Res, error) {
 	c := r.call
 	c.leafCtx = nil // only deliver reads it, and it has run
-	orphans := c.work
-	c.work, c.workTail = nil, nil
-	if orphans != nil {
-		answerAll(orphans, ErrCallerGone)
+	if c.work.Len() != 0 {
+		orphans := c.work.Take()
+		answerAll(&orphans, ErrCallerGone)
 	}
 	// Counted off only now, not when the outcome was delivered: a caller
 	// still running leaf work whose outcome came first (a stage answered
@@ -127,23 +128,21 @@ func (r *Envelope[Req, Res]) leave(err error) {
 		c.abandoned = err
 	}
 	atomic.StoreUint32(&c.gone, 1)
-	w := c.work
-	c.work, c.workTail = nil, nil
+	w := c.work.Take()
 	c.mu.Unlock()
-	answerAll(w, err)
+	answerAll(&w, err)
 }
 
-// answerAll answers a list of queued work with err.
-func answerAll[Req, Res any](w *Envelope[Req, Res], err error) {
+// answerAll answers a list of queued work, taken from its caller, with
+// err.
+func answerAll[Req, Res any](work *ilist.List[Envelope[Req, Res]], err error) {
 	var zero Res
-	for w != nil {
-		next := w.next
-		w.next = nil
+	for w := work.Front(); w != nil; w = work.Front() {
+		work.Remove(&w.queued)
 		if l := w.leaf; l != nil {
 			w.leaf = nil
 			dropLeaf(l)
 		}
 		w.Answer(zero, err)
-		w = next
 	}
 }

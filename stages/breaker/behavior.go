@@ -45,7 +45,7 @@ type behavior[Req, Res any] struct {
 	// The frames of the calls admitted in the machine's current epoch
 	// whose outcome is not in; a frame no longer listed belongs to an
 	// earlier state and its outcome does not count. Guarded by mu.
-	calls ilist.List[stagekit.Frame[Req, Res], *stagekit.Frame[Req, Res]]
+	calls ilist.List[stagekit.Frame[Req, Res]]
 	epoch uint64 // the machine's epoch calls belongs to; guarded by mu
 	// Changes waiting for OnStateChange, in order, and whether the
 	// notifier goroutine runs; guarded by mu.
@@ -79,7 +79,7 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 		return err
 	}
 	f.Aux, f.Deadline = e.Ctx, now
-	b.calls.Push(f)
+	b.calls.Push(f, &f.Links)
 	return nil
 }
 
@@ -101,7 +101,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		b.mu.Unlock()
 		return res, err, false // admitted in an earlier state
 	}
-	b.calls.Remove(f)
+	b.calls.Remove(&f.Links)
 	if !counted {
 		b.m.forget()
 		b.mu.Unlock()
@@ -152,7 +152,7 @@ func (b *behavior[Req, Res]) settle(call *notice[Req, Res]) (kept bool) {
 	}
 	b.epoch = b.m.epoch
 	for f := b.calls.Front(); f != nil; f = b.calls.Front() {
-		b.calls.Remove(f)
+		b.calls.Remove(&f.Links)
 	}
 	if b.m.state == Open {
 		b.alarm.Set(b.m.retryAt)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/ilist"
 	"github.com/troupe-go/troupe/mailbox"
 )
 
@@ -111,7 +112,7 @@ type behavior[Req, Res any] struct {
 	// mu guards the two lists, and the state of the sessions (see session),
 	// so that the outcome that ends one takes a single lock.
 	mu   sync.Mutex
-	live sessionList[Req, Res] // sessions in flight; guarded by mu
+	live ilist.List[session[Req, Res]] // sessions in flight, the latest first; guarded by mu
 	// Sessions until their next hedge, by due time; guarded by mu. A
 	// session that ends leaves it at once (finish), so that it can be
 	// reused: a request answered before its delay costs no timer and
@@ -143,14 +144,14 @@ func (b *behavior[Req, Res]) delayAt(now time.Time) (time.Duration, bool) {
 func (b *behavior[Req, Res]) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.live.n
+	return b.live.Len()
 }
 
 // pendingCount returns how many sessions wait for their next hedge's time.
 func (b *behavior[Req, Res]) pendingCount() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pending.n
+	return b.pending.len()
 }
 
 // newCtx returns a context for an attempt of a request whose context is
@@ -189,7 +190,7 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 	}
 	ss.goLive(1) // the session's own reference
 	b.mu.Lock()
-	b.live.push(ss)
+	b.live.PushFront(ss, &ss.live)
 	b.mu.Unlock()
 	if err != nil {
 		b.broken(ss, err)
@@ -211,7 +212,7 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarmAt = time.Time{}
 	b.mu.Lock()
 	var unlisted []*session[Req, Res]
-	for ss := b.pending.head; ss != nil; ss = b.pending.head {
+	for ss := b.pending.first(); ss != nil; ss = b.pending.first() {
 		b.pending.remove(ss)
 		unlisted = append(unlisted, ss)
 	}
@@ -232,7 +233,7 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	}
 	b.mu.Lock()
 	var live []*session[Req, Res]
-	for ss := b.live.head; ss != nil; ss = ss.next {
+	for ss := b.live.Front(); ss != nil; ss = b.live.Next(&ss.live) {
 		live = append(live, ss)
 	}
 	b.mu.Unlock()

@@ -1,13 +1,16 @@
 package hedge
 
-import "time"
+import (
+	"time"
+
+	"github.com/troupe-go/troupe/internal/ilist"
+)
 
 // pendingList holds the sessions whose next hedge is due, by due time
-// (ties in the order they came). It is intrusive: the links live in the
-// sessions, so adding and removing allocate nothing, and a session that
-// ends leaves it at once, in O(1), wherever it is. Only the actor adds
-// (as it sends an attempt) and takes the due ones (tick); the goroutine
-// that ends a session removes it.
+// (ties in the order they came), each through its pend links. A session
+// that ends leaves it at once, in O(1), wherever it is. Only the actor
+// adds (as it sends an attempt) and takes the due ones (tick); the
+// goroutine that ends a session removes it.
 //
 // A fixed delay makes due times come in order, so an insert is an append
 // at the tail; a percentile delay changes slowly, so an insert lands near
@@ -17,29 +20,27 @@ import "time"
 //
 // Not safe for concurrent use: the behavior guards it with its mu.
 type pendingList[Req, Res any] struct {
-	head, tail *session[Req, Res]
-	n          int
+	list ilist.List[session[Req, Res]]
 }
+
+// first returns the session due first, nil when none is listed.
+func (l *pendingList[Req, Res]) first() *session[Req, Res] { return l.list.Front() }
+
+// len returns the number of sessions listed.
+func (l *pendingList[Req, Res]) len() int { return l.list.Len() }
 
 // insert adds ss, which must be in no list, with its next hedge due at
 // due, and reports whether it is now the first (the alarm must be set for
 // it).
 func (l *pendingList[Req, Res]) insert(ss *session[Req, Res], due time.Time) (first bool) {
-	ss.due, ss.listed = due, true
+	ss.due = due
 	after := l.place(due)
-	ss.pprev = after
 	if after == nil {
-		ss.pnext, l.head = l.head, ss
-	} else {
-		ss.pnext, after.pnext = after.pnext, ss
+		l.list.PushFront(ss, &ss.pend)
+		return true
 	}
-	if ss.pnext == nil {
-		l.tail = ss
-	} else {
-		ss.pnext.pprev = ss
-	}
-	l.n++
-	return after == nil
+	l.list.InsertAfter(ss, &ss.pend, &after.pend)
+	return false
 }
 
 // place returns the last session due at or before due, nil if none: it
@@ -47,72 +48,29 @@ func (l *pendingList[Req, Res]) insert(ss *session[Req, Res], due time.Time) (fi
 // turn. Every session after b is due later than due; every one before f is
 // not: the first end to settle the question does.
 func (l *pendingList[Req, Res]) place(due time.Time) *session[Req, Res] {
-	b, f := l.tail, l.head
+	b, f := l.list.Back(), l.list.Front()
 	for b != nil {
 		if !due.Before(b.due) {
 			return b
 		}
 		if due.Before(f.due) {
-			return f.pprev
+			return l.list.Prev(&f.pend)
 		}
-		b, f = b.pprev, f.pnext
+		b, f = l.list.Prev(&b.pend), l.list.Next(&f.pend)
 	}
 	return nil
 }
 
 // remove takes ss, which must be in l, out of it.
-func (l *pendingList[Req, Res]) remove(ss *session[Req, Res]) {
-	if ss.pprev == nil {
-		l.head = ss.pnext
-	} else {
-		ss.pprev.pnext = ss.pnext
-	}
-	if ss.pnext == nil {
-		l.tail = ss.pprev
-	} else {
-		ss.pnext.pprev = ss.pprev
-	}
-	ss.pprev, ss.pnext, ss.listed = nil, nil, false
-	l.n--
-}
+func (l *pendingList[Req, Res]) remove(ss *session[Req, Res]) { l.list.Remove(&ss.pend) }
 
 // popDue takes the first session out of l if it is due at now (its due
 // time is not after now), and returns it; nil when none is due.
 func (l *pendingList[Req, Res]) popDue(now time.Time) *session[Req, Res] {
-	ss := l.head
+	ss := l.list.Front()
 	if ss == nil || ss.due.After(now) {
 		return nil
 	}
 	l.remove(ss)
 	return ss
-}
-
-// sessionList is an intrusive list of sessions: those in flight.
-//
-// Not safe for concurrent use: the behavior guards it with its mu.
-type sessionList[Req, Res any] struct {
-	head *session[Req, Res]
-	n    int
-}
-
-func (l *sessionList[Req, Res]) push(ss *session[Req, Res]) {
-	ss.prev, ss.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = ss
-	}
-	l.head = ss
-	l.n++
-}
-
-func (l *sessionList[Req, Res]) remove(ss *session[Req, Res]) {
-	if ss.prev != nil {
-		ss.prev.next = ss.next
-	} else {
-		l.head = ss.next
-	}
-	if ss.next != nil {
-		ss.next.prev = ss.prev
-	}
-	ss.prev, ss.next = nil, nil
-	l.n--
 }

@@ -54,8 +54,8 @@ func (b *behavior[Req, Res]) tick() {
 		ss := b.pending.popDue(now)
 		if ss == nil {
 			var next time.Time
-			if b.pending.head != nil {
-				next = b.pending.head.due
+			if first := b.pending.first(); first != nil {
+				next = first.due
 			}
 			b.mu.Unlock()
 			if !next.IsZero() {

@@ -67,15 +67,15 @@ func TestH1_PendingHedgesStayInDueOrder(t *testing.T) {
 	check := func() {
 		t.Helper()
 		var got []*session[int, int]
-		for ss := l.head; ss != nil; ss = ss.pnext {
+		for ss := l.first(); ss != nil; ss = l.list.Next(&ss.pend) {
 			got = append(got, ss)
 		}
 		require.True(t, slices.Equal(want, got), "in due order")
-		require.Equal(t, len(want), l.n)
+		require.Equal(t, len(want), l.len())
 		if len(want) > 0 {
-			require.Same(t, want[len(want)-1], l.tail)
+			require.Same(t, want[len(want)-1], l.list.Back())
 		} else {
-			require.Nil(t, l.tail)
+			require.Nil(t, l.list.Back())
 		}
 	}
 	for range 3000 {
@@ -98,7 +98,7 @@ func TestH1_PendingHedgesStayInDueOrder(t *testing.T) {
 		case op < 9 && len(want) > 0: // a session ends, wherever it is
 			i := r.IntN(len(want))
 			l.remove(want[i])
-			assert.False(t, want[i].listed)
+			assert.False(t, want[i].pend.Listed())
 			want = slices.Delete(want, i, i+1)
 		case len(want) > 0: // the alarm: the first due goes
 			now := want[0].due

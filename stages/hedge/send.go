@@ -54,7 +54,7 @@ func (ss *session[Req, Res]) sendOriginal(now time.Time, enter bool) {
 	riding := ss.ride.Start(e, stagekit.Hook[Req, Res](a))
 	b.mu.Lock()
 	if enter {
-		b.live.push(ss)
+		b.live.PushFront(ss, &ss.live)
 	}
 	first := hedged && b.pending.insert(ss, due)
 	b.mu.Unlock()

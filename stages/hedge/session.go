@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // session is one request with its attempts: the original and its hedges.
@@ -50,10 +51,9 @@ type session[Req, Res any] struct {
 
 	unwatch func() bool // stops watching the request's context while the original waits; actor-owned
 
-	prev, next   *session[Req, Res] // live list; guarded by b.mu
-	pprev, pnext *session[Req, Res] // pending list; guarded by b.mu
-	due          time.Time          // when the next hedge is due, while listed; guarded by b.mu
-	listed       bool               // in the pending list; guarded by b.mu
+	live ilist.Links[session[Req, Res]] // in b.live; guarded by b.mu
+	pend ilist.Links[session[Req, Res]] // in b.pending; guarded by b.mu
+	due  time.Time                      // when the next hedge is due, while in b.pending; guarded by b.mu
 }
 
 // attempt is one send of the request: its hook and its context.
@@ -187,12 +187,12 @@ func (ss *session[Req, Res]) finish(winner *attempt[Req, Res], res Res, err erro
 	ss.done = true
 	sent, queued := ss.sent, ss.queued // no longer change
 	riding := ss.ride.Riding()
-	b.live.remove(ss)
-	if ss.listed {
+	b.live.Remove(&ss.live)
+	if ss.pend.Listed() {
 		b.pending.remove(ss)
 		held++
 	}
-	idle := b.live.n == 0
+	idle := b.live.Len() == 0
 	b.mu.Unlock()
 	if queued {
 		b.st.PostControl(&unqueueMsg[Req, Res]{ss: ss, gen: ss.gen})

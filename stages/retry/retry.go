@@ -7,6 +7,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/dheap"
+	"github.com/troupe-go/troupe/internal/ilist"
 	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
@@ -147,7 +148,7 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	sessions sync.Pool
 
 	mu   sync.Mutex
-	live sessionList[Req, Res, T, P] // sessions in flight; guarded by mu
+	live ilist.List[session[Req, Res, T, P]] // sessions in flight, the latest first; guarded by mu
 
 	waits    dheap.Heap[*session[Req, Res, T, P]] // actor; sessions waiting for a time, by its end
 	needUnit []*session[Req, Res, T, P]           // actor; sessions waiting for an inner unit, first in line first
@@ -167,7 +168,7 @@ type breaking[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 func (b *behavior[Req, Res, T, P]) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.live.n
+	return b.live.Len()
 }
 
 func (b *behavior[Req, Res, T, P]) pool() *sync.Pool { return &b.sessions }
@@ -178,8 +179,8 @@ func (b *behavior[Req, Res, T, P]) Detail() any { return b.snapshot() }
 func (b *behavior[Req, Res, T, P]) snapshot() Sessions {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Sessions{Sessions: b.live.n}
-	for ss := b.live.head; ss != nil; ss = ss.next {
+	s := Sessions{Sessions: b.live.Len()}
+	for ss := b.live.Front(); ss != nil; ss = b.live.Next(&ss.live) {
 		switch ss.state.Load() {
 		case waiting:
 			s.Waiting++
@@ -200,7 +201,7 @@ func (b *behavior[Req, Res, T, P]) Request(s *stagekit.Stage[Req, Res], e *stage
 		b.budget.Deposit()
 	}
 	b.mu.Lock()
-	b.live.push(ss)
+	b.live.PushFront(ss, &ss.live)
 	b.mu.Unlock()
 	s.Keep(e) // Fail answers it from now on
 	var err error
@@ -226,7 +227,7 @@ func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], 
 	if ss.req, ss.again, err = ss.clone(&e.Req); err != nil {
 		s.Inner().Unreserve()
 		b.mu.Lock()
-		b.live.push(ss)
+		b.live.PushFront(ss, &ss.live)
 		b.mu.Unlock()
 		var zero Res
 		ss.finish(zero, err)
@@ -263,7 +264,7 @@ func (b *behavior[Req, Res, T, P]) Fail(s *stagekit.Stage[Req, Res], err error) 
 		// listed stay valid until it finishes them.
 		var held []*session[Req, Res, T, P]
 		b.mu.Lock()
-		for ss := b.live.head; ss != nil; ss = ss.next {
+		for ss := b.live.Front(); ss != nil; ss = b.live.Next(&ss.live) {
 			if ss.state.Load() != running {
 				held = append(held, ss)
 			}
@@ -276,7 +277,7 @@ func (b *behavior[Req, Res, T, P]) Fail(s *stagekit.Stage[Req, Res], err error) 
 	}
 	for {
 		b.mu.Lock()
-		ss := b.live.head
+		ss := b.live.Front()
 		b.mu.Unlock()
 		if ss == nil {
 			return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/ilist"
 )
 
 // Session states.
@@ -37,7 +38,7 @@ type session[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	gen    atomic.Uint64 // bumped at every reuse (before state is set), so stale messages are ignored: see current
 	sent   int           // actor; attempts sent so far
 
-	prev, next *session[Req, Res, T, P] // live list; guarded by b.mu
+	live ilist.Links[session[Req, Res, T, P]] // in b.live; guarded by b.mu
 
 	// The first attempt is the request itself, sent on down the path with
 	// orig's frame on top (see original.go): set by the actor as it goes,
@@ -128,7 +129,7 @@ func (ss *session[Req, Res, T, P]) sendFrom(onCaller bool) {
 	}
 	if onCaller {
 		b.mu.Lock()
-		b.live.push(ss)
+		b.live.PushFront(ss, &ss.live)
 		b.mu.Unlock()
 		b.st.SendOnCaller(next)
 		return
@@ -207,8 +208,8 @@ func (ss *session[Req, Res, T, P]) leaveLive() (idle bool) {
 	ss.stopWatch()
 	b := ss.b
 	b.mu.Lock()
-	b.live.remove(ss)
-	idle = b.live.n == 0
+	b.live.Remove(&ss.live)
+	idle = b.live.Len() == 0
 	b.mu.Unlock()
 	return idle
 }
@@ -272,32 +273,4 @@ func (ss *session[Req, Res, T, P]) stopWatch() {
 		close(ss.gate)
 		ss.gate = nil
 	}
-}
-
-// sessionList is an intrusive list of sessions.
-type sessionList[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
-	head *session[Req, Res, T, P]
-	n    int
-}
-
-func (l *sessionList[Req, Res, T, P]) push(ss *session[Req, Res, T, P]) {
-	ss.prev, ss.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = ss
-	}
-	l.head = ss
-	l.n++
-}
-
-func (l *sessionList[Req, Res, T, P]) remove(ss *session[Req, Res, T, P]) {
-	if ss.prev != nil {
-		ss.prev.next = ss.next
-	} else {
-		l.head = ss.next
-	}
-	if ss.next != nil {
-		ss.next.prev = ss.prev
-	}
-	ss.prev, ss.next = nil, nil
-	l.n--
 }

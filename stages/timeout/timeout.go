@@ -111,7 +111,7 @@ type behavior[Req, Res any] struct {
 	// FIFO is a deadline-ordered set, whose add, remove and earliest are
 	// O(1) and touch only the neighbours of the call they change.
 	mu    sync.Mutex
-	calls ilist.List[stagekit.Frame[Req, Res], *stagekit.Frame[Req, Res]]
+	calls ilist.List[stagekit.Frame[Req, Res]]
 }
 
 // OnSend starts the call's clock: the call is made now. It runs on the
@@ -142,7 +142,7 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 		off = b.clock.Offset(deadline)
 	}
 	ctx.clock, ctx.off, f.Deadline = b.clock, off, deadline
-	if b.calls.Push(f); b.calls.Len() == 1 {
+	if b.calls.Push(f, &f.Links); b.calls.Len() == 1 {
 		// Expire strictly after the deadline, so that a response arriving
 		// at the deadline itself wins.
 		b.alarm.Set(deadline.Add(time.Nanosecond))
@@ -156,7 +156,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	b.mu.Lock()
 	mine := f.Listed()
 	if mine {
-		b.calls.Remove(f)
+		b.calls.Remove(&f.Links)
 	}
 	idle := b.calls.Len() == 0
 	b.mu.Unlock()
@@ -194,7 +194,7 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 			b.mu.Unlock()
 			return
 		}
-		b.calls.Remove(f)
+		b.calls.Remove(&f.Links)
 		b.mu.Unlock()
 		b.expire(f, b.timedOut(f.Aux.(*callCtx).Context), &causeDeadline)
 	}
@@ -254,7 +254,7 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 			b.mu.Unlock()
 			return
 		}
-		b.calls.Remove(f)
+		b.calls.Remove(&f.Links)
 		b.mu.Unlock()
 		b.expire(f, err, &causeCanceled)
 	}
