@@ -111,12 +111,12 @@ func (b *limitBehavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) 
 
 // Complete is the hook of the stage's frames: the call has its outcome,
 // and its lease goes back.
-func (b *limitBehavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *limitBehavior[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
 	l, _ := f.Aux.(*Lease)
 	f.Aux = nil
 	b.held.Add(-1)
 	b.releaseAsync(l)
-	return res, err, false
+	return out
 }
 
 // releaseAsync releases l (nil: nothing) on a goroutine of its own: a

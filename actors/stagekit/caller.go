@@ -114,7 +114,8 @@ type deliver[Req, Res any] struct{}
 // A caller whose context ended before its outcome came gets the context's
 // error, whatever the outcome (a success of work that ignored its context,
 // a fallback's value, a hedge's result): the outcome came too late.
-func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], out Outcome[Res]) Outcome[Res] {
+	res, err := out.Res, out.Err
 	if cerr := f.ctx.Err(); cerr != nil && (err == nil || !errors.Is(err, cerr)) {
 		var zero Res
 		res, err = zero, cerr
@@ -136,7 +137,7 @@ func (deliver[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res
 	if wc != nil {
 		wc.StopWork(err)
 	}
-	return res, err, false
+	return Outcome[Res]{Res: res, Err: err}
 }
 
 // leafReturned records that the leaf work the caller ran with wc (nil: a

@@ -22,8 +22,8 @@ var ErrTooDeep = errors.New("actors: too many response-path stages for one reque
 
 // Hook is a stage's part of the response path. Complete receives the outcome
 // leaving the frames above f and returns the outcome to pass on outward, or
-// kept=true when it takes the outcome over (the frames below then wait until
-// the stage completes them itself, see Envelope.CompleteAt). It runs exactly
+// one with Kept set when it takes the outcome over (the frames below then
+// wait until the stage completes them itself, see Envelope.CompleteAt). It runs exactly
 // once per frame, on whichever goroutine produced the outcome; it must not
 // block. A Hook is usually the stage itself, shared by all its frames.
 //
@@ -33,7 +33,18 @@ var ErrTooDeep = errors.New("actors: too many response-path stages for one reque
 // stage below made for the work (a Timeout's, a hedge attempt's): a hook
 // reads the context its own stage was given from its frame (f.Context).
 type Hook[Req, Res any] interface {
-	Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (out Res, outErr error, kept bool)
+	Complete(e *Envelope[Req, Res], f *Frame[Req, Res], o Outcome[Res]) Outcome[Res]
+}
+
+// Outcome is a call's outcome on its way out along the response path.
+//
+// A plain value.
+type Outcome[Res any] struct {
+	Res Res
+	Err error
+	// Kept, in the outcome a Hook returns, says that the hook took the
+	// outcome over: it goes no further now.
+	Kept bool
 }
 
 // Frame is one stage's place on an envelope's response path. The fields
@@ -165,10 +176,11 @@ func (e *Envelope[Req, Res]) CompleteAt(i int, res Res, err error) {
 		if !f.done.CompareAndSwap(false, true) {
 			return
 		}
-		var kept bool
-		if res, err, kept = f.hook.Complete(e, f, res, err); kept {
+		o := f.hook.Complete(e, f, Outcome[Res]{Res: res, Err: err})
+		if o.Kept {
 			return
 		}
+		res, err = o.Res, o.Err
 	}
 }
 

@@ -68,7 +68,7 @@ func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 	s.parked = e
 	s.mb.SetUserPaused(true)
-	granted, err := ReserveAsyncFor(s.inner, e.Ctx, s.waiter)
+	granted, err := ReserveAsyncFor(e.Ctx, s.inner, s.waiter)
 	switch {
 	case err != nil:
 		s.unpark()

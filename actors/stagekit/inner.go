@@ -68,7 +68,7 @@ type ReserverFor interface {
 // ReserveAsyncFor is in.ReserveAsync(w) on behalf of a request whose context
 // is ctx: its values reach the inner service's Reserve where in supports it
 // (ReserverFor), its cancellation never does.
-func ReserveAsyncFor[Req, Res any](in Inner[Req, Res], ctx context.Context, w *mailbox.Waiter) (bool, error) {
+func ReserveAsyncFor[Req, Res any](ctx context.Context, in Inner[Req, Res], w *mailbox.Waiter) (bool, error) {
 	if r, ok := in.(ReserverFor); ok {
 		return r.ReserveAsyncFor(ctx, w)
 	}

@@ -78,10 +78,11 @@ type observing[Req, Res any] Stage[Req, Res]
 // time since it was accepted (Deadline): an outcome that came after that
 // context ended is reported canceled. A panic in the observer joins the
 // outcome.
-func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res], out Outcome[Res]) Outcome[Res] {
+	res, err := out.Res, out.Err
 	ctx, _ := f.Aux.(context.Context)
 	if ctx == nil {
-		return res, err, false
+		return Outcome[Res]{Res: res, Err: err}
 	}
 	r := o.obs
 	outcome := outcomeOf(err)
@@ -92,7 +93,7 @@ func (o *observing[Req, Res]) Complete(_ *Envelope[Req, Res], f *Frame[Req, Res]
 	if perr := r.Report(ev); perr != nil {
 		err = JoinPanic(perr, err)
 	}
-	return res, err, false
+	return Outcome[Res]{Res: res, Err: err}
 }
 
 // runObserved reports EventStarted for e's leaf work l, then runs it (with

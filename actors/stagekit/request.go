@@ -55,11 +55,11 @@ func (s *Stage[Req, Res]) Keep(e *Envelope[Req, Res]) { s.kept = e }
 // it is freed when that work ends; or unless the call's context carries a
 // Hold that keeps the outcome (see WithHold): then it is freed when the
 // Hold is released.
-func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	if !e.root.call.keepSlot(s.mb) && !(holding.Load() && keepSlot(f.ctx, res, err, s.mb)) {
+func (s *Stage[Req, Res]) Complete(e *Envelope[Req, Res], f *Frame[Req, Res], out Outcome[Res]) Outcome[Res] {
+	if !e.root.call.keepSlot(s.mb) && !(holding.Load() && keepSlot(f.ctx, out.Res, out.Err, s.mb)) {
 		s.mb.Free()
 	}
-	return res, err, false
+	return out
 }
 
 // Answer ends the path of a request the stage holds with an error, freeing

@@ -153,7 +153,7 @@ func (b *behavior[Req, Res]) reserveInner(s *stagekit.Stage[Req, Res], e *stagek
 	}
 	ok, err := s.Inner().TryReserve()
 	if err == nil && !ok {
-		ok, err = stagekit.ReserveAsyncFor(s.Inner(), e.Ctx, b.waiter)
+		ok, err = stagekit.ReserveAsyncFor(e.Ctx, s.Inner(), b.waiter)
 		b.asked = err == nil && !ok
 	}
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 // call counts as in flight, and keeps its slot, until then. So it does while
 // the caller's work still runs after an outcome was forced past it (a
 // timeout fired below, a hedge won), as a Limit's slot does.
-func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	c := f.Aux.(*call)
 	f.Aux = nil
 	now := b.clock.Now()
@@ -31,10 +32,10 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	b.calls.Put(c)
 
 	if h := stagekit.HoldFor(f.Context(), res, err); perr == nil && h != nil && h.Keep(func() { b.released(ep, rtt, k) }) {
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
 	if perr == nil && e.WorkRuns() && e.KeepWhileWorkRuns(func() { b.released(ep, rtt, k) }) {
-		return res, err, false // the work still runs below (an outcome forced past it): it counts until it ends
+		return stagekit.Outcome[Res]{Res: res, Err: err} // the work still runs below (an outcome forced past it): it counts until it ends
 	}
 	if terr := b.settle(ep, now, rtt, k); terr != nil && perr == nil {
 		perr = terr
@@ -42,11 +43,11 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	if perr != nil {
 		var zero Res
 		if err != nil {
-			return zero, fmt.Errorf("adaptive: %w (the call's error: %w)", perr, err), false
+			return stagekit.Outcome[Res]{Res: zero, Err: fmt.Errorf("adaptive: %w (the call's error: %w)", perr, err)}
 		}
-		return zero, fmt.Errorf("adaptive: %w", perr), false
+		return stagekit.Outcome[Res]{Res: zero, Err: fmt.Errorf("adaptive: %w", perr)}
 	}
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }
 
 // released settles a call whose outcome a Hold kept, when the Hold is

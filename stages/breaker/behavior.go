@@ -87,7 +87,8 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 // call admitted in the current state. When that outcome changes the state
 // and OnStateChange is set, the outcome is kept until the notifier has run
 // it (see notify).
-func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	counted, failed, perr := b.judge(f.Aux.(context.Context), res, err)
 	if perr != nil {
 		err = withPanic(perr, err)
@@ -99,13 +100,13 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	b.mu.Lock()
 	if !f.Listed() {
 		b.mu.Unlock()
-		return res, err, false // admitted in an earlier state
+		return stagekit.Outcome[Res]{Res: res, Err: err} // admitted in an earlier state
 	}
 	b.calls.Remove(&f.Links)
 	if !counted {
 		b.m.forget()
 		b.mu.Unlock()
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
 	slow := b.o.slowAfter > 0 && now.Sub(f.Deadline) > b.o.slowAfter
 	if terr := b.m.record(failed, slow, now); terr != nil {
@@ -116,7 +117,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 		kept = b.settle(&notice[Req, Res]{e: e, pos: f.Pos(), res: res, err: err})
 	}
 	b.mu.Unlock()
-	return res, err, kept
+	return stagekit.Outcome[Res]{Res: res, Err: err, Kept: kept}
 }
 
 // judge classifies an outcome: whether it counts, whether it is a failure,

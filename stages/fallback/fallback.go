@@ -184,24 +184,25 @@ func (b *behavior[Req, Res]) Ordinary() bool { return true }
 // Complete is the hook of the stage's frames: the inner outcome. An error
 // the fallback takes is kept (EventFallback), and the fallback handed to
 // the caller.
-func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	if (err == nil && b.result == nil) || e.Delivered() { // a success only WhenResult may refuse
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
 	ctx := f.Context() // the caller's, as the stage got it: not one a stage inside made for the work
 	accepted, perr := b.accepts(ctx, res, err)
 	if perr != nil {
-		return res, b.fail(perr, err), false
+		return stagekit.Outcome[Res]{Res: res, Err: b.fail(perr, err)}
 	}
 	if !accepted {
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
 	if err == nil {
 		err = ErrResult // a success WhenResult refused: what the observer and the Func are told
 	}
 	if r := b.st.Reporter(); r != nil {
 		if perr := r.Report(troupe.Event{Type: troupe.EventFallback, Err: err, Context: ctx}); perr != nil {
-			return res, stagekit.JoinPanic(perr, err), false // the observer panicked: no fallback
+			return stagekit.Outcome[Res]{Res: res, Err: stagekit.JoinPanic(perr, err)} // the observer panicked: no fallback
 		}
 	}
 	b.taken.Add(1)
@@ -211,7 +212,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	// whatever the stages inside did to it.
 	o := f.Origin()
 	stagekit.NewChildOf(b.children, &o, ctx, f.Request(), r).HandToCaller(r)
-	return res, err, true
+	return stagekit.Outcome[Res]{Res: res, Err: err, Kept: true}
 }
 
 // accepts runs WhenResult or When (or the default) under stagekit.Guard.
@@ -255,7 +256,8 @@ func (r *run[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 
 // Complete takes the fallback's outcome on to the parent's frames outside
 // the stage's.
-func (r *run[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (r *run[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	if err != nil {
 		if r.parent.Delivered() {
 			err = r.orig // nobody sees it: the caller no longer waits
@@ -265,5 +267,5 @@ func (r *run[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Fra
 	}
 	r.parent.CompleteAt(r.pos-1, res, err)
 	r.parent.Unref()
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }

@@ -85,7 +85,8 @@ func (ss *session[Req, Res]) isDone() bool {
 // outcome ends the session, as does the last one when none was final.
 // The user's Final runs without the lock, and not for an outcome that
 // comes after the session ended (a loser's, discarded).
-func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	ss := a.ss
 	b := ss.b
 	if a.n == 0 && ss.ride.Riding() {
@@ -96,16 +97,16 @@ func (a *attempt[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit
 	if ss.done {
 		b.mu.Unlock()
 		ss.unref()
-		return res, err, false // a loser's late outcome: discarded
+		return stagekit.Outcome[Res]{Res: res, Err: err} // a loser's late outcome: discarded
 	}
 	ss.running--
 	if !final && ss.running > 0 {
 		b.mu.Unlock() // another attempt may still do better
 		ss.unref()
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
 	ss.finish(a, res, err, 1)
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }
 
 // judge records a success's latency and tells whether the outcome is
@@ -134,28 +135,28 @@ func (a *attempt[Req, Res]) judge(res Res, err error) (Res, error, bool) {
 // its outcome on later; and when the session ended meanwhile without
 // claiming the frame (it lost the race to this outcome), the session's
 // outcome goes on in its place.
-func (ss *session[Req, Res]) originalDone(res Res, err error) (Res, error, bool) {
+func (ss *session[Req, Res]) originalDone(res Res, err error) stagekit.Outcome[Res] {
 	b := ss.b
 	a := &ss.atts[0]
 	if out, outErr, first := ss.ride.Arrived(); !first {
-		ss.unref()                // the attempt's reference
-		return out, outErr, false // the session's own outcome, whose claim came too late
+		ss.unref()                                          // the attempt's reference
+		return stagekit.Outcome[Res]{Res: out, Err: outErr} // the session's own outcome, whose claim came too late
 	}
 	res, err, final := a.judge(res, err)
 	b.mu.Lock()
 	if ss.done {
 		b.mu.Unlock()
 		ss.unref()
-		return res, err, true // the session ended meanwhile: its end goes on from beneath the frame
+		return stagekit.Outcome[Res]{Res: res, Err: err, Kept: true} // the session ended meanwhile: its end goes on from beneath the frame
 	}
 	ss.running--
 	if !final && ss.running > 0 {
 		b.mu.Unlock()
 		ss.unref()
-		return res, err, true // another attempt may still do better
+		return stagekit.Outcome[Res]{Res: res, Err: err, Kept: true} // another attempt may still do better
 	}
 	ss.finish(a, res, err, 1)
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }
 
 // end ends the session with an outcome unless it has one already, and

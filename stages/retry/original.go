@@ -16,24 +16,24 @@ type original[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	ss *session[Req, Res, T, P]
 }
 
-func (o *original[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
-	return o.ss.originalDone(res, err)
+func (o *original[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	return o.ss.originalDone(out.Res, out.Err)
 }
 
 // originalDone is the first attempt's outcome reaching the session's frame.
-func (ss *session[Req, Res, T, P]) originalDone(res Res, err error) (Res, error, bool) {
+func (ss *session[Req, Res, T, P]) originalDone(res Res, err error) stagekit.Outcome[Res] {
 	defer ss.unref() // the attempt's reference
 	if out, outErr, first := ss.ride.Arrived(); !first {
-		return out, outErr, false // the session's own outcome, whose claim came too late
+		return stagekit.Outcome[Res]{Res: out, Err: outErr} // the session's own outcome, whose claim came too late
 	}
 	if ss.state.Load() != running {
-		return res, err, true // the session ended meanwhile: its end goes on from beneath the frame
+		return stagekit.Outcome[Res]{Res: res, Err: err, Kept: true} // the session ended meanwhile: its end goes on from beneath the frame
 	}
 	res, err, final := ss.settle(res, err)
 	if final && ss.finishOriginal() {
-		return res, err, false
+		return stagekit.Outcome[Res]{Res: res, Err: err}
 	}
-	return res, err, true // a retry follows, or the session ended another way meanwhile
+	return stagekit.Outcome[Res]{Res: res, Err: err, Kept: true} // a retry follows, or the session ended another way meanwhile
 }
 
 // finishOriginal ends the session with its first attempt's outcome, which

@@ -139,15 +139,16 @@ func (ss *session[Req, Res, T, P]) sendFrom(onCaller bool) {
 
 // Complete is the hook of a later attempt's first frame: the attempt's
 // outcome. It runs where the outcome was produced.
-func (ss *session[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (ss *session[Req, Res, T, P]) Complete(_ *stagekit.Envelope[Req, Res], _ *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	defer ss.unref()
 	if ss.state.Load() != running {
-		return res, err, false // the session ended meanwhile (Fail): discard
+		return stagekit.Outcome[Res]{Res: res, Err: err} // the session ended meanwhile (Fail): discard
 	}
 	if res, err, final := ss.settle(res, err); final {
 		ss.finish(res, err)
 	}
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }
 
 // settle judges an attempt's outcome (the session is running): final says

@@ -58,12 +58,12 @@ type workEnd[Req, Res any] behavior[Req, Res]
 
 // Complete runs when the work below the stage ends; if its call was
 // abandoned, the stage no longer waits for it.
-func (w *workEnd[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (w *workEnd[Req, Res]) Complete(_ *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
 	b := (*behavior[Req, Res])(w)
 	if f.Aux.(*callCtx).work.Swap(workEnded) == workAbandoned && b.abandoned.Add(-1) == 0 {
 		b.st.Recheck() // a draining stage may stop now
 	}
-	return res, err, false
+	return out
 }
 
 // Abandoned reports how many calls were answered (at their deadline, or

@@ -152,7 +152,8 @@ func (b *behavior[Req, Res]) OnSend(_ *stagekit.Stage[Req, Res], e *stagekit.Env
 }
 
 // Complete is the hook of the stage's frames: the call has its outcome.
-func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], res Res, err error) (Res, error, bool) {
+func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stagekit.Frame[Req, Res], out stagekit.Outcome[Res]) stagekit.Outcome[Res] {
+	res, err := out.Res, out.Err
 	b.mu.Lock()
 	mine := f.Listed()
 	if mine {
@@ -171,7 +172,7 @@ func (b *behavior[Req, Res]) Complete(e *stagekit.Envelope[Req, Res], f *stageki
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && !b.clock.Now().Before(f.Deadline) && !errors.Is(err, ErrTimeout) {
 		err = b.timedOut(cc.Context) // the work gave up at our deadline: say so
 	}
-	return res, err, false
+	return stagekit.Outcome[Res]{Res: res, Err: err}
 }
 
 // Control handles the alarm: every call whose deadline has strictly passed
