@@ -20,6 +20,8 @@ func TestMain(m *testing.M) { troupetest.Main(m) }
 // Parse reads a signed whole number of units; one a Duration cannot hold
 // saturates, with strconv's range error only past int64; anything else is
 // a syntax error and no wait.
+//
+// spec: KIT3
 func TestParseReadsWholeUnitsAndSaturates(t *testing.T) {
 	for _, c := range []struct {
 		s    string
@@ -55,6 +57,8 @@ func TestParseReadsWholeUnitsAndSaturates(t *testing.T) {
 // Format writes a wait rounded up to its unit, never past what int64
 // holds, so that a client that waits what it reads waits at least as long
 // as asked; Parse reads back at least the wait written.
+//
+// spec: KIT3
 func TestFormatRoundsUpSoThatTheWaitReadIsNoShorter(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration
@@ -102,6 +106,8 @@ func attempts(max int) *retry.Attempts[int, string] {
 // for no retry, or for longer than the cap (the default cap when it is
 // zero), hands the outcome back as it is, whatever retries are left; a
 // negative cap ignores the advice without reading it.
+//
+// spec: KIT3
 func TestRetryWaitsForTheAdviceUpToItsCap(t *testing.T) {
 	advised := func(d time.Duration) func() (time.Duration, bool) {
 		return func() (time.Duration, bool) { return d, true }
@@ -141,6 +147,8 @@ func TestRetryWaitsForTheAdviceUpToItsCap(t *testing.T) {
 // (not as retries spent), and takes no retry; one Retryable does not
 // accept is judged by the Attempts alone, advice or not, as is a success
 // under a nil Retryable (which accepts errors only).
+//
+// spec: KIT3
 func TestRetryRefusesOnlyWhatTheAttemptsWouldRetry(t *testing.T) {
 	tooLong := func() (time.Duration, bool) { return time.Hour, true }
 	req, res := 1, ""

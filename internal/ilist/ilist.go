@@ -1,7 +1,8 @@
 // Package ilist is an intrusive doubly-linked list: the links live in the
 // elements (a Links field per list an element can be in at once), so adding
 // and removing allocate nothing, and removing an element from the middle is
-// O(1). Every operation is a few pointer moves the compiler inlines, as a
+// O(1). The operations of a FIFO (Push, PushFront, Front, Remove) are a
+// few pointer moves each, small enough for the compiler to inline, as a
 // list written out by hand would be.
 //
 // Each operation that adds an element takes the element and its Links for

@@ -80,6 +80,8 @@ func (m *model) step(r *rand.Rand, items []*item, i int) {
 // Random adds, inserts and removals keep each list in the order a slice
 // model of it predicts, walked from either end, and an element's place in
 // one list is independent of its place in the other.
+//
+// spec: KIT3
 func TestListsKeepTheOrderOfTheirInsertsAndRemovals(t *testing.T) {
 	items := make([]*item, 40)
 	for i := range items {
@@ -111,6 +113,8 @@ func TestListsKeepTheOrderOfTheirInsertsAndRemovals(t *testing.T) {
 // Take moves every element, in order, to the list it returns and leaves
 // the list empty and ready for more; the elements stay listed, in the
 // list taken, until removed from it.
+//
+// spec: KIT3
 func TestTakeMovesTheElementsToTheListItReturns(t *testing.T) {
 	var l ilist.List[item]
 	items := []*item{{v: 0}, {v: 1}, {v: 2}}
