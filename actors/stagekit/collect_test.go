@@ -28,13 +28,13 @@ func TestACT5_ClosedStagesLeaveNothingInTheirHost(t *testing.T) {
 		sys := troupetest.NewSystem(t)
 		f := stagekit.Func(func(_ context.Context, v int) (int, error) { return v, nil })
 		const n = 1500
-		first := sys.ActorsHost().PID()
+		first := stagekit.SupervisorPID(sys.ActorsHost())
 		pids := make([]weak.Pointer[actor.PID], 0, n)
 		stages := make([]*stagekit.Stage[int, int], 0, n)
 		for range n {
 			s := stage(t, sys, f, 4)
 			stages = append(stages, s)
-			pids = append(pids, weak.Make(s.PID()))
+			pids = append(pids, weak.Make(stagekit.PIDOf(s)))
 		}
 		for _, s := range stages {
 			require.NoError(t, s.Close(context.Background()))
@@ -55,7 +55,7 @@ func TestACT5_ClosedStagesLeaveNothingInTheirHost(t *testing.T) {
 			}
 		}
 		assert.Zero(t, alive, "PIDs of closed stages are still reachable")
-		assert.NotEqual(t, first.Id, sys.ActorsHost().PID().Id, "the host has a new supervisor actor")
+		assert.NotEqual(t, first.Id, stagekit.SupervisorPID(sys.ActorsHost()).Id, "the host has a new supervisor actor")
 
 		// The new supervisor actor governs new stages: a panic restarts the
 		// stage, which goes on (testsys fails the test on any dead letter).

@@ -54,10 +54,10 @@ func (h *Host) System() *System { return h.sys }
 // Name returns the host's name.
 func (h *Host) Name() string { return h.name }
 
-// PID returns the supervisor actor's PID.
+// supervisorPID returns the supervisor actor's PID.
 // A host that has spawned many children replaces it once it has none (see
 // renewLocked), so the PID may change.
-func (h *Host) PID() *actor.PID {
+func (h *Host) supervisorPID() *actor.PID {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.pid

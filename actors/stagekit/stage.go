@@ -305,9 +305,6 @@ func (s *Stage[Req, Res]) Name() string { return s.name }
 // Mailbox returns the stage's mailbox, for its counters.
 func (s *Stage[Req, Res]) Mailbox() *mailbox.Mailbox { return s.mb }
 
-// PID returns the stage actor's PID.
-func (s *Stage[Req, Res]) PID() *actor.PID { return s.pid }
-
 // Inner returns the service the stage hands requests on to.
 func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }
 
@@ -322,10 +319,6 @@ func (s *Stage[Req, Res]) Done() <-chan struct{} { return s.done }
 // messages per such request and timer, the bound the stages troupe ships
 // keep to. Post nothing per unit of time or per retry of your own.
 func (s *Stage[Req, Res]) PostControl(msg any) { s.mb.PostControl(msg) }
-
-// Context returns the protoactor context of the message being processed
-// (actor goroutine only).
-func (s *Stage[Req, Res]) Context() actor.Context { return s.ctx }
 
 // closedError is what requests get once the stage closed: why, if it failed.
 func (s *Stage[Req, Res]) closedError(cause error) error {

@@ -21,10 +21,10 @@ import (
 func TestACT1_StageIsASupervisedActorWithABoundedMailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sys, s, _ := overMock(t, 3)
-		proc, ok := sys.ActorSystem().ProcessRegistry.Get(s.PID())
+		proc, ok := sys.ActorSystem().ProcessRegistry.Get(stagekit.PIDOf(s))
 		require.True(t, ok)
 		assert.IsType(t, &actor.ActorProcess{}, proc, "a protoactor-go actor")
-		assert.True(t, strings.HasPrefix(s.PID().Id, sys.Host().PID().Id+"/"), "a child of its host's supervisor actor")
+		assert.True(t, strings.HasPrefix(stagekit.PIDOf(s).Id, stagekit.SupervisorPID(sys.Host()).Id+"/"), "a child of its host's supervisor actor")
 
 		var held []*troupe.Permit[int, int]
 		for range 3 {
