@@ -5,75 +5,82 @@
 // package (see packages actors and stages); it is for writing a stage of
 // your own, and this documentation is what you need to do it.
 //
-// # Writing a stage
+// # The rules
 //
-// A stage package does four things:
+// A stage package follows ten rules. ExampleHook is a stage that wraps
+// the call (a frame on every request); ExampleBehavior one with a line of
+// waiting callers (requests kept until a control message lets them go).
 //
-//   - Spawn the stage: Spawn(h, Config{Name: "kind", Capacity: n}, inner,
-//     behavior). Check its options first (CheckCapacity reads a capacity as
-//     every stage does: 0 is no limit of its own); return a
-//     *troupe.ConfigError naming the option for a bad one, never panic.
-//   - Give users a type that embeds the Handle made by NewHandle(st, nil):
-//     it offers Reserve, ReserveAndCall, Close, Name and Stats and
-//     nothing else, and lets the stage outside find this one's Inner side.
-//     Add read-only accessors of your own; never export the *Stage. A
-//     behavior with counters of its own makes them the Detail of the
-//     stage's Stats by being a Detailer.
-//   - Write the Behavior: embed Passthrough and override what you need.
-//     Request gets each request (an Envelope) the stage took from its
-//     mailbox; the stage holds it, and a slot for it, until the behavior
-//     forwards it (Stage.Forward), answers it (Stage.Answer, Stage.Respond),
-//     or keeps it (then it must answer or forward it later, and answer it
-//     when Fail is called; if it calls the inner service after keeping it
-//     in the same Request, it says so first with Stage.Keep, so that a
-//     panic there leaves e to Fail).
-//   - Offer a layer: func Layer[Req, Res any](...) troupe.Layer[Req, Res],
-//     and, for package stages, a method on its Builder.
+//  1. Check the options, then Spawn: Spawn(h, Config{Name: "kind",
+//     Capacity: n}, inner, behavior). A bad option is a *troupe.ConfigError
+//     naming it (CheckCapacity reads a capacity as every stage does: 0 is
+//     no limit of its own), never a panic.
+//  2. Give users a type that embeds the Handle made by NewHandle(st, nil)
+//     (Reserve, ReserveAndCall, Close, Name, Stats), plus read-only
+//     accessors of your own, and a Layer function; never export the
+//     *Stage. A behavior that is a Detailer gives the Stats their Detail.
+//  3. Embed Passthrough in the behavior and override what you need. Every
+//     request Request gets is forwarded (Stage.Forward), answered
+//     (Stage.Answer, Stage.Respond) or kept; a kept request is forwarded or
+//     answered later, and answered by Fail; Idle is false while any is
+//     kept. A behavior that keeps a request and calls the inner service in
+//     the same Request says so first (Stage.Keep).
+//  4. The behavior's methods, and the Stage's methods that change it
+//     (Forward, SendInner, Answer, Respond, AnswerParked, Parked, SetInner,
+//     Break, Escalate, PauseRequests), run on the stage's actor, one at a
+//     time, and never block; calling those elsewhere is a data race.
+//     Anywhere: PostControl (it arrives in Control), Recheck, Reserve,
+//     ReserveAndCall, Close, Name, Mailbox (for counters), Alarm.Set and
+//     Stop; Behavior.Dropped.
+//  5. What runs beside the actor, several at once, touches only what the
+//     behavior guards itself: a SendHook's OnSend (on the sender's
+//     goroutine, before the request is queued), a CallerAdmitter's or
+//     CallerRequester's methods (on the caller's goroutine, for a stage
+//     spawned with Config.CallerPath while it is in its ordinary state),
+//     and a frame's Hook.Complete.
+//  6. To see a request's outcome, push a Frame (Envelope.Push) while
+//     holding the request; answer it with ErrTooDeep when no frame is left.
+//     Complete runs exactly once per frame, wherever the outcome is
+//     produced; it must not block, and returns the Outcome to pass on (or
+//     one with Kept set when it takes the outcome over).
+//  7. Run user code (a policy, a predicate, a callback) through Guard or
+//     Guard1, so that its panic is the outcome of the calls it affects, a
+//     *troupe.PanicError, never a crash; run blocking work on a goroutine
+//     of its own that reports with PostControl, and cancel it in Fail.
+//  8. When Idle becomes true off the actor (the last call a stage watched
+//     completed in a Hook), call Stage.Recheck there, or a closing stage
+//     waits until Close's context ends.
+//  9. Once the stage forwards or answers an envelope, it no longer touches
+//     it, unless it took a reference (Envelope.Ref) that it drops
+//     (Unref) when it lets go; the frame's Deadline, Aux and list links are
+//     the pushing stage's.
+//  10. Report the stage's own events only through Stage.Reporter, which
+//     is nil when nothing observes: test it before building the Event, and
+//     make a panic Report returns the outcome of the call it belongs to
+//     (JoinPanic).
 //
-// # What runs where
+// The sections below say how the runtime works, for the stage that needs
+// more than these rules: frames, observing, envelope references and
+// attempts, readiness, and the paths of a request and its outcome.
 //
-//   - On the stage's actor goroutine, one at a time, never blocking:
-//     Behavior.Request, Control, Fail and Idle; and the Stage methods Forward,
-//     SendInner, Answer, Respond, AnswerParked, Parked, SetInner, Break,
-//     Escalate, PauseRequests, Context. Calling them elsewhere is a data race.
-//   - On the sender's goroutine, before the request is queued: SendHook.OnSend
-//     (a timeout starts its clock there).
-//   - On the sender's goroutine instead of the actor, for a stage spawned
-//     with Config.CallerPath while it is in its ordinary state (nothing
-//     parked, queued or paused, its actor not running, the behavior's
-//     CallerRequester.Ordinary true, the inner service ready now): the
-//     request crosses the stage without entering the actor, forwarded as
-//     it is, or as CallerAdmitter.AdmitOnCaller admits it (a rate limit's
-//     spare unit), or handled by CallerRequester.RequestOnCaller (a retry's
-//     session and first attempt, sent with SendOnCaller; an adaptive
-//     limit's admission at its gate, which declines when the gate is
-//     closed). Otherwise it takes the actor's path, exactly as without
-//     CallerPath. Those methods run beside the actor, several at once:
-//     they touch only what the behavior guards itself.
-//   - On whichever goroutine produced the outcome (the caller that ran the
-//     downstream function, a stage answering, a timer): a Frame's Hook.Complete,
-//     exactly once per frame. It must not block; to act on the actor, post a
-//     control message (Stage.PostControl), which arrives in Control.
-//   - Anywhere: Stage.PostControl, Recheck, Reserve, ReserveAndCall, Close,
-//     Name, Mailbox (for counters); Alarm.Set and Stop; Behavior.Dropped
-//     (a control message the stopped stage will never process).
-//   - User code (a policy, a predicate, a callback) always through Guard or
-//     Guard1: a panic in it becomes a *troupe.PanicError for the callers it
-//     affects, never a crash. A panic in the behavior itself is caught by the
-//     mailbox: the requests the stage holds get a *troupe.RestartError at
-//     once, and the host's Strategy restarts or stops the stage.
-//   - Blocking work (a dial, a check that waits) on a goroutine of its own,
-//     reporting back with PostControl; cancel it in Fail.
+// # Where work runs
 //
-// # When to recheck
-//
-// A closing stage stops once its mailbox is empty, no request is parked,
-// no caller that entered by it still waits, and Behavior.Idle reports true.
-// The stage asks Idle after each message it processes. When Idle becomes
-// true on another goroutine (the last call a timeout watched completed in
-// a Hook on the caller's goroutine), call Stage.Recheck there, or the stage
-// will wait until Close's context ends. Recheck costs an atomic load unless
-// the stage is draining.
+// On the sender's goroutine instead of the actor, for a stage spawned with
+// Config.CallerPath while it is in its ordinary state (nothing parked,
+// queued or paused, its actor not running, the behavior's
+// CallerRequester.Ordinary true, the inner service ready now), a request
+// crosses the stage without entering the actor: forwarded as it is, or as
+// CallerAdmitter.AdmitOnCaller admits it (a rate limit's spare unit), or
+// handled by CallerRequester.RequestOnCaller (a retry's session and first
+// attempt, sent with SendOnCaller; an adaptive limit's admission at its
+// gate, which declines when the gate is closed). Otherwise it takes the
+// actor's path, exactly as without CallerPath. A panic in the behavior
+// itself is caught by the mailbox: the requests the stage holds get a
+// *troupe.RestartError at once, and the host's Strategy restarts or stops
+// the stage. A closing stage stops once its mailbox is empty, no request
+// is parked, no caller that entered by it still waits, and Behavior.Idle
+// reports true; it asks Idle after each message it processes, and Recheck
+// costs an atomic load unless the stage is draining.
 //
 // # Frames and the frame limit
 //
