@@ -10,7 +10,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/ilist"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/line"
 )
 
 // Hedge is a running hedging stage: a troupe.Service and a troupe.Closer.
@@ -57,7 +57,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], opts ...Op
 	}
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})
-	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
+	b.line.Init(func(err error) { st.PostControl(&grantMsg{err: err}) })
 	x := &Hedge[Req, Res]{b: b}
 	x.Handle = stagekit.NewHandle(st, nil)
 	return x, nil
@@ -103,7 +103,6 @@ type behavior[Req, Res any] struct {
 	clock    stagekit.Clock
 	st       *stagekit.Stage[Req, Res]
 	alarm    *stagekit.Alarm // set for the first pending hedge; one for the stage
-	waiter   *mailbox.Waiter // one wait on the inner service at a time
 	children *sync.Pool      // attempt envelopes
 	sessions sync.Pool
 
@@ -119,10 +118,9 @@ type behavior[Req, Res any] struct {
 	// leaves nothing behind.
 	pending pendingList[Req, Res]
 
-	alarmAt  time.Time            // actor; when the alarm is armed for, zero when it is not
-	slab     *ctxSlab             // actor; where attempt contexts are carved from
-	needUnit []*session[Req, Res] // actor; sessions waiting for an inner unit, first in line first
-	waiting  bool                 // actor; b.waiter is in the inner service's line
+	alarmAt time.Time                               // actor; when the alarm is armed for, zero when it is not
+	slab    *ctxSlab                                // actor; where attempt contexts are carved from
+	line    line.Line[Req, Res, *session[Req, Res]] // actor; sessions waiting for an inner unit
 
 	breaking *session[Req, Res] // actor; while broken closes the stage, the session answered with breakErr
 	breakErr error              // actor
@@ -180,7 +178,7 @@ func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.En
 	// readiness panic, the stage answers e itself, and ss is never used.
 	var ok bool
 	var err error
-	if len(b.needUnit) == 0 {
+	if b.line.Len() == 0 {
 		ok, err = b.st.Inner().TryReserve()
 	}
 	s.Keep(e) // Fail answers it from now on, through ss, which goes live before anything can fail
@@ -220,17 +218,14 @@ func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	for _, ss := range unlisted {
 		ss.unref() // the pending list's reference
 	}
-	for _, ss := range b.needUnit {
+	queued := b.line.Clear(s) // a grant on its way is given back when it comes
+	for _, ss := range queued {
 		ss.stopWatch()
 		ss.setQueued(false)
 		ss.unref()
 	}
-	clear(b.needUnit)
-	b.needUnit = b.needUnit[:0]
+	clear(queued)
 	s.PauseRequests(false)
-	if b.waiting && b.st.Inner().CancelWait(b.waiter) {
-		b.waiting = false // otherwise a grant is on its way: onGrant gives it back
-	}
 	b.mu.Lock()
 	var live []*session[Req, Res]
 	for ss := b.live.Front(); ss != nil; ss = b.live.Next(&ss.live) {

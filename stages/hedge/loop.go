@@ -30,7 +30,7 @@ func (b *behavior[Req, Res]) Control(_ *stagekit.Stage[Req, Res], msg any) {
 	case tickMsg:
 		b.tick()
 	case *grantMsg:
-		b.onGrant(m.err)
+		b.line.Granted(b.st, b, m.err)
 	case *cancelMsg[Req, Res]:
 		if m.ss.gen == m.gen && b.unqueue(m.ss) {
 			m.ss.end(nil, *new(Res), m.ss.ctx.Err())
@@ -105,7 +105,7 @@ func (b *behavior[Req, Res]) hedgeDue(ss *session[Req, Res]) {
 // line, otherwise in line (see queue). Request does the same for the
 // original.
 func (b *behavior[Req, Res]) wantUnit(ss *session[Req, Res]) {
-	if len(b.needUnit) == 0 {
+	if b.line.Len() == 0 {
 		ok, err := b.st.Inner().TryReserve()
 		if err != nil {
 			b.broken(ss, err)
@@ -127,9 +127,7 @@ func (b *behavior[Req, Res]) queue(ss *session[Req, Res]) {
 	if ss.sent == 0 {
 		ss.watch()
 	}
-	b.needUnit = append(b.needUnit, ss)
-	b.st.PauseRequests(true)
-	b.askUnit()
+	b.line.Push(b.st, b, ss)
 }
 
 // spend sends ss's next attempt with the unit just reserved.
@@ -141,98 +139,48 @@ func (b *behavior[Req, Res]) spend(ss *session[Req, Res]) {
 	}
 }
 
-// askUnit puts the stage's waiter in the inner service's line, once.
-func (b *behavior[Req, Res]) askUnit() {
-	for !b.waiting && len(b.needUnit) > 0 {
-		granted, err := b.st.Inner().ReserveAsync(b.waiter)
-		if err != nil {
-			ss := b.popUnit()
-			b.broken(ss, err)
-			if ss != nil {
-				ss.unref()
-			}
-			return
-		}
-		if !granted {
-			b.waiting = true
-			return
-		}
-		b.spendNext()
-	}
-}
-
-// onGrant spends a unit granted by the inner service on the first session
-// in line, or gives it back when none waits any more.
-func (b *behavior[Req, Res]) onGrant(err error) {
-	b.waiting = false
-	if err != nil {
-		ss := b.popUnit()
-		b.broken(ss, err)
-		if ss != nil {
-			ss.unref()
-		}
-		return
-	}
-	b.spendNext()
-	b.askUnit()
-}
-
-// spendNext spends a unit in hand on the first session in line that
-// still needs it, or gives it back.
-func (b *behavior[Req, Res]) spendNext() {
-	ss := b.popUnit()
-	if ss == nil {
-		b.st.Inner().Unreserve()
-		return
-	}
+// SpendUnit sends ss's next attempt with the unit the line won for it
+// (line.Owner), and drops the line's reference.
+func (b *behavior[Req, Res]) SpendUnit(ss *session[Req, Res]) {
 	b.spend(ss)
 	ss.unref() // the line's reference
 }
 
-// popUnit takes the first session in line that still needs a unit; those
-// that no longer do leave the line too.
-func (b *behavior[Req, Res]) popUnit() *session[Req, Res] {
-	defer func() {
-		if len(b.needUnit) == 0 {
-			b.st.PauseRequests(false)
-		}
-	}()
-	for len(b.needUnit) > 0 {
-		ss := b.needUnit[0]
-		b.needUnit[0] = nil
-		b.needUnit = b.needUnit[1:]
-		b.mu.Lock()
-		ss.queued = false
-		stale := ss.done || (ss.sent > 0 && ss.noMore)
-		b.mu.Unlock()
-		if !stale {
-			return ss
-		}
-		ss.unref()
+// InnerBroken ends the first in line, if any, with the inner service's
+// readiness error (line.Owner).
+func (b *behavior[Req, Res]) InnerBroken(ss *session[Req, Res], ok bool, err error) {
+	if !ok {
+		b.broken(nil, err)
+		return
 	}
-	return nil
+	b.broken(ss, err)
+	ss.unref() // the line's reference
 }
+
+// Unneeded reports that ss, reaching the front of the line, needs no unit
+// any more: it ended, or it sends no more hedges (line.Owner). Either way
+// it is out of the line now.
+func (b *behavior[Req, Res]) Unneeded(ss *session[Req, Res]) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ss.queued = false
+	return ss.done || (ss.sent > 0 && ss.noMore)
+}
+
+// LeftLine drops the line's reference of a session that needed no unit
+// (line.Owner).
+func (b *behavior[Req, Res]) LeftLine(ss *session[Req, Res]) { ss.unref() }
 
 // unqueue takes ss out of the line, if it is there, and reports whether
 // it was (actor).
 func (b *behavior[Req, Res]) unqueue(ss *session[Req, Res]) bool {
-	for i, x := range b.needUnit {
-		if x != ss {
-			continue
-		}
-		b.needUnit = append(b.needUnit[:i], b.needUnit[i+1:]...)
-		ss.stopWatch()
-		ss.setQueued(false)
-		if len(b.needUnit) == 0 {
-			b.st.PauseRequests(false)
-			if b.waiting && b.st.Inner().CancelWait(b.waiter) {
-				b.waiting = false // otherwise the grant on its way is given back
-			}
-		}
-		ss.unref()
-		return true
+	if !b.line.Remove(b.st, ss) {
+		return false
 	}
-	return false
+	ss.stopWatch()
+	ss.setQueued(false)
+	ss.unref() // the line's reference
+	return true
 }
 
 // broken ends ss with the inner service's readiness error itself, unless

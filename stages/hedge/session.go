@@ -46,7 +46,7 @@ type session[Req, Res any] struct {
 	running int           // attempts sent whose outcome has not come; guarded by b.mu
 	sent    int           // attempts sent, the original included; changed by the actor, under b.mu
 	noMore  bool          // send no further hedge; guarded by b.mu
-	queued  bool          // in b.needUnit; guarded by b.mu
+	queued  bool          // in b.line; guarded by b.mu
 	delay   time.Duration // between attempts; set by the actor with the original
 
 	unwatch func() bool // stops watching the request's context while the original waits; actor-owned

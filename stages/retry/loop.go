@@ -58,7 +58,7 @@ func (b *behavior[Req, Res, T, P]) Control(_ *stagekit.Stage[Req, Res], msg any)
 	case tickMsg:
 		b.tick()
 	case *grantMsg:
-		b.onGrant(m.err)
+		b.line.Granted(b.st, b, m.err)
 	}
 }
 
@@ -144,7 +144,7 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 			return
 		}
 	}
-	if len(b.needUnit) == 0 {
+	if b.line.Len() == 0 {
 		ok, err := b.st.Inner().TryReserve()
 		if err != nil {
 			b.broken(ss, err)
@@ -156,64 +156,28 @@ func (b *behavior[Req, Res, T, P]) retrying(ss *session[Req, Res, T, P]) {
 		}
 	}
 	ss.watch()
-	b.needUnit = append(b.needUnit, ss)
-	b.st.PauseRequests(true)
-	b.askUnit()
+	b.line.Push(b.st, b, ss)
 }
 
-// askUnit puts the stage's waiter in the inner service's line, once.
-func (b *behavior[Req, Res, T, P]) askUnit() {
-	for !b.waiting && len(b.needUnit) > 0 {
-		granted, err := b.st.Inner().ReserveAsync(b.waiter)
-		if err != nil {
-			b.broken(b.popUnit(), err)
-			return
-		}
-		if !granted {
-			b.waiting = true
-			return
-		}
-		b.sendNext()
+// SpendUnit sends ss with the unit the line won for it (line.Owner).
+func (b *behavior[Req, Res, T, P]) SpendUnit(ss *session[Req, Res, T, P]) { ss.send() }
+
+// InnerBroken ends the first in line, if any, with the inner service's
+// readiness error (line.Owner).
+func (b *behavior[Req, Res, T, P]) InnerBroken(ss *session[Req, Res, T, P], ok bool, err error) {
+	if !ok {
+		ss = nil
 	}
+	b.broken(ss, err)
 }
 
-// onGrant spends a unit granted by the inner service on the first session
-// in line, or gives it back when none waits any more.
-func (b *behavior[Req, Res, T, P]) onGrant(err error) {
-	b.waiting = false
-	if err != nil {
-		if ss := b.popUnit(); ss != nil {
-			b.broken(ss, err)
-		} else {
-			b.st.Break(err)
-		}
-		return
-	}
-	if len(b.needUnit) == 0 {
-		b.st.Inner().Unreserve()
-		return
-	}
-	b.sendNext()
-	b.askUnit()
-}
+// Unneeded reports false: a session leaves the line only by cancel
+// (line.Owner).
+func (b *behavior[Req, Res, T, P]) Unneeded(*session[Req, Res, T, P]) bool { return false }
 
-// sendNext sends the first session in line with a unit reserved for it.
-func (b *behavior[Req, Res, T, P]) sendNext() {
-	b.popUnit().send()
-	if len(b.needUnit) == 0 {
-		b.st.PauseRequests(false)
-	}
-}
-
-func (b *behavior[Req, Res, T, P]) popUnit() *session[Req, Res, T, P] {
-	if len(b.needUnit) == 0 {
-		return nil
-	}
-	ss := b.needUnit[0]
-	b.needUnit[0] = nil
-	b.needUnit = b.needUnit[1:]
-	return ss
-}
+// LeftLine is never called: every session in line needs its unit
+// (line.Owner).
+func (b *behavior[Req, Res, T, P]) LeftLine(*session[Req, Res, T, P]) {}
 
 // broken ends ss with the inner service's readiness error itself, without
 // asking the policy, and closes the stage: the inner service is broken.
@@ -238,15 +202,7 @@ func (b *behavior[Req, Res, T, P]) cancel(ss *session[Req, Res, T, P], gen uint6
 	if ss.idx >= 0 {
 		b.waits.Remove(ss.idx)
 	}
-	for i, x := range b.needUnit {
-		if x == ss {
-			b.needUnit = append(b.needUnit[:i], b.needUnit[i+1:]...)
-			if len(b.needUnit) == 0 {
-				b.st.PauseRequests(false)
-			}
-			break
-		}
-	}
+	b.line.Remove(b.st, ss)
 	var zero Res
 	ss.finish(zero, ss.ctx.Err())
 }

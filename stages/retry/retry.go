@@ -8,8 +8,8 @@ import (
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/dheap"
 	"github.com/troupe-go/troupe/internal/ilist"
+	"github.com/troupe-go/troupe/internal/line"
 	"github.com/troupe-go/troupe/internal/opt"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry/budget"
 )
 
@@ -119,7 +119,7 @@ func New[Req, Res, T any, P policyPtr[Req, Res, T]](h troupe.Host, inner troupe.
 	}
 	b.st = st
 	b.alarm = st.NewAlarm(tickMsg{})
-	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(&grantMsg{err: err}) })
+	b.line.Init(func(err error) { st.PostControl(&grantMsg{err: err}) })
 	return &Retry[Req, Res]{Handle: stagekit.NewHandle(st, nil), b: b}, nil
 }
 
@@ -138,20 +138,18 @@ type behavior[Req, Res, T any, P policyPtr[Req, Res, T]] struct {
 	proto    T
 	bind     bool   // proto is an Attempts: sessions bind their copies
 	builtin  bool   // proto is exactly an Attempts, whose methods guard the user's functions themselves
-	waiting  bool   // actor; b.waiter is in the inner service's line
 	waitSeq  uint32 // actor; numbers the waits, for sessions whose waits end at one instant (in the bools' padding)
 	budget   *budget.Budget
 	st       *stagekit.Stage[Req, Res]
 	alarm    *stagekit.Alarm
-	waiter   *mailbox.Waiter // one wait on the inner service at a time
-	attempts *sync.Pool      // attempt envelopes
+	attempts *sync.Pool // attempt envelopes
 	sessions sync.Pool
 
 	mu   sync.Mutex
 	live ilist.List[session[Req, Res, T, P]] // sessions in flight, the latest first; guarded by mu
 
-	waits    dheap.Heap[*session[Req, Res, T, P]] // actor; sessions waiting for a time, by its end
-	needUnit []*session[Req, Res, T, P]           // actor; sessions waiting for an inner unit, first in line first
+	waits dheap.Heap[*session[Req, Res, T, P]]          // actor; sessions waiting for a time, by its end
+	line  line.Line[Req, Res, *session[Req, Res, T, P]] // actor; sessions waiting for an inner unit
 
 	breaking *breaking[Req, Res, T, P] // actor; set only while broken closes the stage
 }
@@ -239,7 +237,7 @@ func (b *behavior[Req, Res, T, P]) RequestOnCaller(s *stagekit.Stage[Req, Res], 
 
 // Ordinary reports whether no session waits in line for an inner unit
 // (stagekit.CallerRequester): a new request must not go before them.
-func (b *behavior[Req, Res, T, P]) Ordinary() bool { return len(b.needUnit) == 0 && !b.waiting }
+func (b *behavior[Req, Res, T, P]) Ordinary() bool { return b.line.Idle() }
 
 // Idle reports whether no session is in flight.
 func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
@@ -251,13 +249,7 @@ func (b *behavior[Req, Res, T, P]) Idle() bool { return b.count() == 0 }
 func (b *behavior[Req, Res, T, P]) Fail(s *stagekit.Stage[Req, Res], err error) {
 	b.alarm.Stop()
 	b.waits.Clear()
-	clear(b.needUnit)
-	b.needUnit = b.needUnit[:0]
-	if b.waiting && !b.st.Inner().CancelWait(b.waiter) {
-		b.waiting = true // a grant is on its way: onGrant gives it back
-	} else {
-		b.waiting = false
-	}
+	clear(b.line.Clear(s)) // a grant on its way is given back when it comes
 	var zero Res
 	if s.Broken() {
 		// Only the actor moves a session out of waiting or retrying: those
