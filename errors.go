@@ -28,6 +28,9 @@ var (
 	// out of range. Such errors come from the constructors and Build, never
 	// later from a call.
 	ErrBadConfig = errors.New("troupe: bad configuration")
+	// ErrFull is matched by the error of a reservation that never waits
+	// (a stage's TryReserve) when the service has no capacity free now.
+	ErrFull = errors.New("troupe: no capacity free now")
 	// ErrPanic is matched by a *PanicError: a panic recovered in a stage or
 	// in the function of a leaf service.
 	ErrPanic = errors.New("troupe: panic recovered")

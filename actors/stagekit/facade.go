@@ -2,6 +2,7 @@ package stagekit
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/troupe-go/troupe"
 )
@@ -47,6 +48,24 @@ type outerInner[Req, Res any] struct{ Inner[Req, Res] }
 func (h Handle[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	return h.s.Reserve(ctx)
 }
+
+// TryReserve returns a permit for a free slot, or, at once when none is
+// free, an error matching troupe.ErrFull: it never waits (failsafe-go's
+// TryAcquirePermit). Once the stage is closed it returns a
+// *troupe.ClosedError.
+func (h Handle[Req, Res]) TryReserve() (*troupe.Permit[Req, Res], error) {
+	ok, err := h.s.mb.TryReserve()
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, errFull
+	}
+	return h.s.Permit(), nil
+}
+
+// errFull is a TryReserve's error when no slot is free.
+var errFull = fmt.Errorf("%w: no slot is free", troupe.ErrFull)
 
 // ReserveAndCall reserves a slot and sends req with it in one step (what
 // troupe.Do does): a request that must wait for a slot waits in the stage's

@@ -54,8 +54,8 @@ func Example() {
 	}
 	out, err := troupe.Do(ctx, svc, 7)
 	fmt.Println(out, err)
-	fmt.Println("100 calls,", failed, "failed;", len(bal.Stats()), "replicas")
+	fmt.Println("100 calls,", failed, "failed")
 	// Output:
 	// item 7 <nil>
-	// 100 calls, 0 failed; 3 replicas
+	// 100 calls, 0 failed
 }

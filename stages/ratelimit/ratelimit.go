@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -131,6 +132,22 @@ func (l *RateLimit[Req, Res]) Limited() bool {
 		return l.rb.isLimited()
 	}
 	return l.b.isLimited()
+}
+
+// TryReserve returns a permit at once, or refuses at once: while the
+// stage is Limited with a *LimitedError saying when the next unit comes
+// (matching ErrLimited and troupe.ErrFull), when its own capacity is full
+// with an error matching troupe.ErrFull. It never waits (failsafe-go's
+// TryAcquirePermit). The unit is spent when the permit's call goes.
+func (l *RateLimit[Req, Res]) TryReserve() (*troupe.Permit[Req, Res], error) {
+	p, err := l.Handle.TryReserve()
+	if err == nil || !errors.Is(err, troupe.ErrFull) {
+		return p, err
+	}
+	if s := l.Snapshot(); s.Limited {
+		return nil, &LimitedError{RetryAfter: max(time.Until(s.Until), 0)}
+	}
+	return nil, err
 }
 
 // Snapshot returns the limiter's state now.
