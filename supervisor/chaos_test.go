@@ -17,7 +17,6 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/supervisor"
 	"github.com/troupe-go/troupe/troupetest"
@@ -63,8 +62,8 @@ func (c *chaosConn) ready() (bool, error) {
 }
 
 func (c *chaosConn) TryReserve() (bool, error)                   { return c.ready() }
-func (c *chaosConn) ReserveAsync(*mailbox.Waiter) (bool, error)  { return c.ready() }
-func (c *chaosConn) CancelWait(*mailbox.Waiter) bool             { return false }
+func (c *chaosConn) ReserveAsync(*stagekit.Waiter) (bool, error) { return c.ready() }
+func (c *chaosConn) CancelWait(*stagekit.Waiter) bool            { return false }
 func (c *chaosConn) Unreserve()                                  {}
 func (c *chaosConn) Send(e *stagekit.Envelope[int, int])         { e.HandToCaller(c) }
 func (c *chaosConn) Release()                                    {}

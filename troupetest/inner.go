@@ -5,13 +5,12 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Reserve waits until the handle allows a reservation (troupe.Service).
 func (m *Mock[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res], error) {
 	ch := make(chan error, 1)
-	w := mailbox.NewWaiter(func(err error) { ch <- err })
+	w := stagekit.NewWaiter(func(err error) { ch <- err })
 	mi := (*side[Req, Res])(m)
 	granted, err := mi.ReserveAsync(w)
 	if err != nil {
@@ -71,10 +70,10 @@ func (m *side[Req, Res]) Release() { m.Unreserve() }
 func (m *side[Req, Res]) TryReserve() (bool, error) { return m.h.reserve(nil) }
 
 // ReserveAsync implements stagekit.Inner.
-func (m *side[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) { return m.h.reserve(w) }
+func (m *side[Req, Res]) ReserveAsync(w *stagekit.Waiter) (bool, error) { return m.h.reserve(w) }
 
 // reserve takes an allowed unit, or puts w (when not nil) in line.
-func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
+func (h *Handle[Req, Res]) reserve(w *stagekit.Waiter) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.checkLocked(); err != nil {
@@ -91,7 +90,7 @@ func (h *Handle[Req, Res]) reserve(w *mailbox.Waiter) (bool, error) {
 }
 
 // CancelWait implements stagekit.Inner.
-func (m *side[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
+func (m *side[Req, Res]) CancelWait(w *stagekit.Waiter) bool {
 	h := m.h
 	h.mu.Lock()
 	defer h.mu.Unlock()

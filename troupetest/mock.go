@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Mock is a service driven by its Handle. Its only method is Reserve: like
@@ -20,10 +20,10 @@ type Mock[Req, Res any] struct {
 // Handle drives a Mock. It is safe for concurrent use.
 type Handle[Req, Res any] struct {
 	mu      sync.Mutex
-	allowed int               // reservations that may still succeed; guarded by mu
-	broken  error             // readiness error, once set; guarded by mu
-	panicV  any               // panic value for the next readiness check; guarded by mu
-	waiters []*mailbox.Waiter // in line for a unit; guarded by mu
+	allowed int                // reservations that may still succeed; guarded by mu
+	broken  error              // readiness error, once set; guarded by mu
+	panicV  any                // panic value for the next readiness check; guarded by mu
+	waiters []*stagekit.Waiter // in line for a unit; guarded by mu
 
 	requests chan *Request[Req, Res]
 	calls    atomic.Int64
@@ -51,8 +51,8 @@ func (h *Handle[Req, Res]) Allow(n int) {
 	}
 }
 
-func (h *Handle[Req, Res]) grantLocked() []*mailbox.Waiter {
-	var ws []*mailbox.Waiter
+func (h *Handle[Req, Res]) grantLocked() []*stagekit.Waiter {
+	var ws []*stagekit.Waiter
 	for h.allowed > 0 && len(h.waiters) > 0 {
 		h.allowed--
 		ws = append(ws, h.waiters[0])

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // adapter gives the Inner protocol to a troupe.Service that only has a
@@ -22,10 +21,10 @@ type adapter[Req, Res any] struct {
 	reserveWhere string
 
 	mu      sync.Mutex
-	ready   []*troupe.Permit[Req, Res]    // won in the background, not yet spent; guarded by mu
-	claimed int                           // units of ready promised to a reserver; guarded by mu
-	waits   map[*mailbox.Waiter]adaptWait // background reservations; guarded by mu
-	seq     uint64                        // numbers the background reservations; guarded by mu
+	ready   []*troupe.Permit[Req, Res] // won in the background, not yet spent; guarded by mu
+	claimed int                        // units of ready promised to a reserver; guarded by mu
+	waits   map[*Waiter]adaptWait      // background reservations; guarded by mu
+	seq     uint64                     // numbers the background reservations; guarded by mu
 }
 
 // adaptWait is one background reservation. A stage reuses its Waiter, so a
@@ -41,7 +40,7 @@ type adaptWait struct {
 // once starts one goroutine that calls svc.Reserve and ends when it returns
 // or the wait is cancelled.
 func Adapt[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
-	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*mailbox.Waiter]adaptWait{}}
+	a := &adapter[Req, Res]{svc: svc, log: slog.New(slog.DiscardHandler), waits: map[*Waiter]adaptWait{}}
 	a.reserveWhere = "Reserve of " + a.name() // named once: a wait costs no string
 	return a
 }
@@ -60,7 +59,7 @@ func (a *adapter[Req, Res]) claimLocked() bool {
 	return false
 }
 
-func (a *adapter[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
+func (a *adapter[Req, Res]) ReserveAsync(w *Waiter) (bool, error) {
 	return a.ReserveAsyncFor(context.Background(), w)
 }
 
@@ -68,7 +67,7 @@ func (a *adapter[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
 // rctx (see ReserveAsyncFor): the background Reserve sees rctx's values
 // (trace spans, request ids), but not its cancellation or deadline, since
 // the unit it wins may serve another request.
-func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Waiter) (bool, error) {
+func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *Waiter) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.claimLocked() {
@@ -86,7 +85,7 @@ func (a *adapter[Req, Res]) ReserveAsyncFor(rctx context.Context, w *mailbox.Wai
 
 // reserve runs the wrapped service's Reserve on a goroutine of its own. A
 // panic in it is that service's readiness error.
-func (a *adapter[Req, Res]) reserve(ctx context.Context, w *mailbox.Waiter, n uint64) {
+func (a *adapter[Req, Res]) reserve(ctx context.Context, w *Waiter, n uint64) {
 	p, err := Guard1(a.reserveWhere, func() (*troupe.Permit[Req, Res], error) { return a.svc.Reserve(ctx) })
 	if err == nil && p == nil {
 		err = fmt.Errorf("actors: Reserve of %s returned no permit and no error: %w", a.name(), troupe.ErrInvalidPermit)
@@ -128,7 +127,7 @@ func (a *adapter[Req, Res]) name() string {
 	return fmt.Sprintf("%T", a.svc)
 }
 
-func (a *adapter[Req, Res]) CancelWait(w *mailbox.Waiter) bool {
+func (a *adapter[Req, Res]) CancelWait(w *Waiter) bool {
 	a.mu.Lock()
 	aw, ok := a.waits[w]
 	delete(a.waits, w)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -43,7 +42,7 @@ func TestHR3_ACancelledAdaptedWaitThatEndsLateLeavesTheNextWaitAlone(t *testing.
 		svc := lateCancel{Mock: mock, late: make(chan struct{})}
 		in := stagekit.Adapt[int, int](svc)
 		notes := make(chan error, 4)
-		w := mailbox.NewWaiter(func(err error) { notes <- err })
+		w := stagekit.NewWaiter(func(err error) { notes <- err })
 
 		granted, err := in.ReserveAsync(w)
 		require.NoError(t, err)

@@ -2,8 +2,6 @@ package stagekit
 
 import (
 	"context"
-
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Forward hands e, which the stage holds, on to the inner service. When the
@@ -97,9 +95,9 @@ func (s *Stage[Req, Res]) unpark() *Envelope[Req, Res] {
 // newWaiter returns a waiter for inner and the grant message it posts. Its
 // callback runs on the goroutine that freed a unit of inner, so it only
 // posts.
-func (s *Stage[Req, Res]) newWaiter(in Inner[Req, Res]) (*mailbox.Waiter, *grantMsg[Req, Res]) {
+func (s *Stage[Req, Res]) newWaiter(in Inner[Req, Res]) (*Waiter, *grantMsg[Req, Res]) {
 	ok := &grantMsg[Req, Res]{inner: in}
-	return mailbox.NewWaiter(func(err error) {
+	return NewWaiter(func(err error) {
 		if err == nil {
 			s.mb.PostControl(ok)
 			return

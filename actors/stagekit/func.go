@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // ErrNilFunc is matched by the error of a FuncService made from a nil
@@ -108,9 +107,9 @@ func (f *funcInner[Req, Res]) TryReserve() (bool, error) {
 	return true, nil
 }
 
-func (f *funcInner[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return f.TryReserve() }
+func (f *funcInner[Req, Res]) ReserveAsync(*Waiter) (bool, error) { return f.TryReserve() }
 
-func (f *funcInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
+func (f *funcInner[Req, Res]) CancelWait(*Waiter) bool { return false }
 
 func (f *funcInner[Req, Res]) Unreserve() {}
 

@@ -127,11 +127,11 @@ type stageInner[Req, Res any] Stage[Req, Res]
 
 func (i *stageInner[Req, Res]) TryReserve() (bool, error) { return i.mb.TryReserve() }
 
-func (i *stageInner[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
-	return i.mb.ReserveAsync(w)
+func (i *stageInner[Req, Res]) ReserveAsync(w *Waiter) (bool, error) {
+	return i.mb.ReserveAsync(w.mb())
 }
 
-func (i *stageInner[Req, Res]) CancelWait(w *mailbox.Waiter) bool { return i.mb.CancelWait(w) }
+func (i *stageInner[Req, Res]) CancelWait(w *Waiter) bool { return i.mb.CancelWait(w.mb()) }
 
 func (i *stageInner[Req, Res]) Unreserve() { i.mb.Free() }
 

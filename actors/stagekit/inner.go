@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Inner is the non-blocking side of a service: what a stage actor uses to
@@ -21,10 +20,10 @@ type Inner[Req, Res any] interface {
 	// ReserveAsync takes one unit now (granted) or puts w in line: w is then
 	// notified with nil once a unit was taken for it, or with the error that
 	// broke the service.
-	ReserveAsync(w *mailbox.Waiter) (granted bool, err error)
+	ReserveAsync(w *Waiter) (granted bool, err error)
 	// CancelWait takes w out of line; false means its notification is
 	// already decided and on its way.
-	CancelWait(w *mailbox.Waiter) bool
+	CancelWait(w *Waiter) bool
 	// Unreserve gives one unit back.
 	Unreserve()
 	// Send hands e over using one unit. It never blocks: the outcome comes
@@ -62,13 +61,13 @@ func AsInner[Req, Res any](svc troupe.Service[Req, Res]) Inner[Req, Res] {
 //
 // Implementations must be safe for concurrent use.
 type ReserverFor interface {
-	ReserveAsyncFor(ctx context.Context, w *mailbox.Waiter) (granted bool, err error)
+	ReserveAsyncFor(ctx context.Context, w *Waiter) (granted bool, err error)
 }
 
 // ReserveAsyncFor is in.ReserveAsync(w) on behalf of a request whose context
 // is ctx: its values reach the inner service's Reserve where in supports it
 // (ReserverFor), its cancellation never does.
-func ReserveAsyncFor[Req, Res any](ctx context.Context, in Inner[Req, Res], w *mailbox.Waiter) (bool, error) {
+func ReserveAsyncFor[Req, Res any](ctx context.Context, in Inner[Req, Res], w *Waiter) (bool, error) {
 	if r, ok := in.(ReserverFor); ok {
 		return r.ReserveAsyncFor(ctx, w)
 	}

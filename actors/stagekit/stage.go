@@ -109,7 +109,7 @@ type Stage[Req, Res any] struct {
 	parked     *Envelope[Req, Res]   // actor
 	backlog    []*Envelope[Req, Res] // actor; forwarded while a request was parked, in order
 	paused     bool                  // actor; the behavior asked to take no requests
-	waiter     *mailbox.Waiter       // actor; waits on inner, posts grant (see newWaiter)
+	waiter     *Waiter               // actor; waits on inner, posts grant (see newWaiter)
 	grant      *grantMsg[Req, Res]   // actor; reused: one grant outstanding at a time
 	parkedDone *parkedCtxDone        // reused: one parked request at a time
 	watchFn    func()                // made once: posts parkedDone

@@ -10,7 +10,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // conn is one connection to the server: it calls /echo, and once a call
@@ -44,11 +43,11 @@ func (c *connInner) TryReserve() (bool, error) {
 	}
 	return true, nil
 }
-func (c *connInner) ReserveAsync(*mailbox.Waiter) (bool, error) { return c.TryReserve() }
-func (c *connInner) CancelWait(*mailbox.Waiter) bool            { return false }
-func (c *connInner) Unreserve()                                 {}
-func (c *connInner) Release()                                   {}
-func (c *connInner) Send(e *stagekit.Envelope[string, string])  { e.HandToCaller(c) }
+func (c *connInner) ReserveAsync(*stagekit.Waiter) (bool, error) { return c.TryReserve() }
+func (c *connInner) CancelWait(*stagekit.Waiter) bool            { return false }
+func (c *connInner) Unreserve()                                  {}
+func (c *connInner) Release()                                    {}
+func (c *connInner) Send(e *stagekit.Envelope[string, string])   { e.HandToCaller(c) }
 
 // Call runs on the caller's goroutine.
 func (c *connInner) Call(ctx context.Context, msg string) (string, error) {

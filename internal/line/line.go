@@ -2,14 +2,13 @@
 // service: the one way Retry and Hedge wait in line. Its first in line is
 // served first; while anyone is in line the stage takes no new request
 // (its intake is paused), so nobody overtakes the line; the stage's one
-// mailbox.Waiter is in the inner service's own line at most once.
+// stagekit.Waiter is in the inner service's own line at most once.
 package line
 
 import (
 	"slices"
 
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Owner is the stage whose line it is: it spends the units the line wins
@@ -38,10 +37,10 @@ type Line[Req, Res any, T comparable] struct {
 }
 
 // waiter is the line's one wait in the inner service's line. Its flag sits
-// beside the mailbox.Waiter, not in the Line, so that a Line costs the
+// beside the stagekit.Waiter, not in the Line, so that a Line costs the
 // stage's struct no more than the slice and the pointer it replaces.
 type waiter struct {
-	mailbox.Waiter
+	stagekit.Waiter
 	waiting bool // actor: in the inner service's line, or its grant on its way
 }
 
@@ -49,7 +48,7 @@ type waiter struct {
 // nobody): grant posts the inner service's grant (or
 // readiness error) to the stage's actor, which passes it to Granted.
 func (l *Line[Req, Res, T]) Init(grant func(error)) {
-	l.w = &waiter{Waiter: *mailbox.NewWaiter(grant)}
+	l.w = &waiter{Waiter: *stagekit.NewWaiter(grant)}
 }
 
 // Len is how many wait in line.

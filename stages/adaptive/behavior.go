@@ -39,7 +39,7 @@ type (
 type behavior[Req, Res any] struct {
 	st       *stagekit.Stage[Req, Res] // set by attach, then read-only
 	mb       *mailbox.Mailbox          // set by attach, then read-only
-	waiter   *mailbox.Waiter           // set by attach; in the inner service's line at most once
+	waiter   *stagekit.Waiter          // set by attach; in the inner service's line at most once
 	onCancel func()                    // set by attach: posts cancelMsg
 	clock    stagekit.Clock
 	classify func(error) bool   // nil: every error is a drop
@@ -88,7 +88,7 @@ func newBehavior[Req, Res any](c config) *behavior[Req, Res] {
 // held back.
 func (b *behavior[Req, Res]) attach(st *stagekit.Stage[Req, Res], maxLimit int) {
 	b.st, b.mb, b.rep = st, st.Mailbox(), st.Reporter()
-	b.waiter = mailbox.NewWaiter(func(err error) { st.PostControl(grantMsg{err: err}) })
+	b.waiter = stagekit.NewWaiter(func(err error) { st.PostControl(grantMsg{err: err}) })
 	b.onCancel = func() { st.PostControl(cancelMsg{}) }
 	want := maxLimit - b.lim.gate
 	got := holdBack(b.mb, want)

@@ -2,7 +2,6 @@ package loadshed
 
 import (
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // The stagekit.Inner side of a LoadShed, used by the stage outside it. A
@@ -24,10 +23,10 @@ func (l *shedInner[Req, Res]) TryReserve() (bool, error) {
 }
 
 // ReserveAsync is TryReserve: a LoadShed never puts a waiter in line.
-func (l *shedInner[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return l.TryReserve() }
+func (l *shedInner[Req, Res]) ReserveAsync(*stagekit.Waiter) (bool, error) { return l.TryReserve() }
 
 // CancelWait reports false: no waiter is ever in line.
-func (l *shedInner[Req, Res]) CancelWait(*mailbox.Waiter) bool { return false }
+func (l *shedInner[Req, Res]) CancelWait(*stagekit.Waiter) bool { return false }
 
 // Unreserve does nothing: TryReserve took nothing.
 func (l *shedInner[Req, Res]) Unreserve() {}

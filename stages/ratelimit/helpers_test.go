@@ -13,7 +13,6 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -138,7 +137,7 @@ func (s *stallFunc) TryReserve() (bool, error) {
 	return s.f.ActorsInner().TryReserve()
 }
 
-func (s *stallFunc) ReserveAsync(*mailbox.Waiter) (bool, error) { return s.TryReserve() }
-func (s *stallFunc) CancelWait(*mailbox.Waiter) bool            { return false }
-func (s *stallFunc) Unreserve()                                 {}
-func (s *stallFunc) Send(e *stagekit.Envelope[int, int])        { s.f.ActorsInner().Send(e) }
+func (s *stallFunc) ReserveAsync(*stagekit.Waiter) (bool, error) { return s.TryReserve() }
+func (s *stallFunc) CancelWait(*stagekit.Waiter) bool            { return false }
+func (s *stallFunc) Unreserve()                                  {}
+func (s *stallFunc) Send(e *stagekit.Envelope[int, int])         { s.f.ActorsInner().Send(e) }

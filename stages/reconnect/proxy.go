@@ -8,7 +8,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // errNotConnected answers a request sent with no connection (never
@@ -20,10 +19,10 @@ var errNotConnected = errors.New("reconnect: not connected")
 // (stagekit.Stage.SetInner re-parks them there).
 type notConnected[Req, Res any] struct{}
 
-func (notConnected[Req, Res]) TryReserve() (bool, error)                  { return false, nil }
-func (notConnected[Req, Res]) ReserveAsync(*mailbox.Waiter) (bool, error) { return false, nil }
-func (notConnected[Req, Res]) CancelWait(*mailbox.Waiter) bool            { return true }
-func (notConnected[Req, Res]) Unreserve()                                 {}
+func (notConnected[Req, Res]) TryReserve() (bool, error)                   { return false, nil }
+func (notConnected[Req, Res]) ReserveAsync(*stagekit.Waiter) (bool, error) { return false, nil }
+func (notConnected[Req, Res]) CancelWait(*stagekit.Waiter) bool            { return true }
+func (notConnected[Req, Res]) Unreserve()                                  {}
 func (notConnected[Req, Res]) Send(e *stagekit.Envelope[Req, Res]) {
 	var zero Res
 	e.Answer(zero, errNotConnected)
@@ -38,16 +37,16 @@ type proxy[Req, Res any] struct {
 	gen    uint64
 	broken func(gen uint64, err error) // tells the stage; once
 
-	w       *mailbox.Waiter // the proxy's own wait on the connection
-	failed  atomic.Bool     // the connection's readiness failed
+	w       *stagekit.Waiter // the proxy's own wait on the connection
+	failed  atomic.Bool      // the connection's readiness failed
 	mu      sync.Mutex
-	outer   *mailbox.Waiter // the stage's waiter, while it waits through w; guarded by mu
-	waitErr bool            // w was told an error, so outer will get nothing; guarded by mu
+	outer   *stagekit.Waiter // the stage's waiter, while it waits through w; guarded by mu
+	waitErr bool             // w was told an error, so outer will get nothing; guarded by mu
 }
 
 func newProxy[Req, Res any](in stagekit.Inner[Req, Res], gen uint64, broken func(uint64, error)) *proxy[Req, Res] {
 	p := &proxy[Req, Res]{in: in, gen: gen, broken: broken}
-	p.w = mailbox.NewWaiter(p.notified)
+	p.w = stagekit.NewWaiter(p.notified)
 	return p
 }
 
@@ -69,7 +68,7 @@ func (p *proxy[Req, Res]) TryReserve() (bool, error) {
 	return ok, nil
 }
 
-func (p *proxy[Req, Res]) ReserveAsync(w *mailbox.Waiter) (bool, error) {
+func (p *proxy[Req, Res]) ReserveAsync(w *stagekit.Waiter) (bool, error) {
 	if p.failed.Load() {
 		return false, nil // the stage is about to move to the next connection
 	}
@@ -99,7 +98,7 @@ func (p *proxy[Req, Res]) notified(err error) {
 	outer.Notify(nil)
 }
 
-func (p *proxy[Req, Res]) CancelWait(*mailbox.Waiter) bool {
+func (p *proxy[Req, Res]) CancelWait(*stagekit.Waiter) bool {
 	if p.in.CancelWait(p.w) {
 		return true
 	}

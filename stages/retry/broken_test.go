@@ -12,7 +12,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -109,7 +108,7 @@ type lateInner struct {
 	g *grantsLate
 }
 
-func (l lateInner) CancelWait(w *mailbox.Waiter) bool {
+func (l lateInner) CancelWait(w *stagekit.Waiter) bool {
 	if l.g.armed.CompareAndSwap(true, false) {
 		l.g.grant()
 	}
