@@ -24,7 +24,7 @@ import (
 //
 // spec: API2, HR10
 func TestAPI2_StageTypesOfferNoRuntimeMethod(t *testing.T) {
-	user := []string{"Reserve", "ReserveAndCall", "Close", "Name", "Stats"}
+	user := []string{"Reserve", "TryReserve", "ReserveAndCall", "Close", "Name", "Stats"}
 	types := map[any][]string{ // each stage's own read-only accessors
 		&buffer.Buffer[int, int]{}:         nil,
 		&fallback.Fallback[int, int]{}:     {"Counts"},

@@ -79,9 +79,12 @@ func TestNotReadyTable(t *testing.T) {
 				// has no call method, nor the Inner side's, which would
 				// spend capacity never reserved.
 				typ := reflect.TypeOf(svc)
-				for _, m := range []string{"Call", "Send", "TryReserve", "Unreserve", "Release"} {
+				for _, m := range []string{"Call", "Send", "Unreserve", "Release"} {
 					_, has := typ.MethodByName(m)
 					assert.False(t, has, "tower: %s; troupe: %s has no %s method", r.tower, typ, m)
+				}
+				if m, has := typ.MethodByName("TryReserve"); has { // the reservation that never waits: a permit too
+					assert.Equal(t, reflect.TypeFor[*troupe.Permit[int, int]](), m.Type.Out(0), "%s's TryReserve gives a permit", typ)
 				}
 
 				// With a permit it works; the permit is spent once, and

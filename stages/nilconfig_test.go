@@ -11,7 +11,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"

@@ -51,7 +51,7 @@ func TestACT3_RequestsForwardedWhileParkedWaitInOrder(t *testing.T) {
 		s.PostControl(release{})
 		synctest.Wait()
 		assert.Equal(t, 1, h.Waiting(), "the first waits for the inner service, the others behind it")
-		assert.Equal(t, 4, s.Mailbox().Stats().Used, "each keeps its slot")
+		assert.Equal(t, 4, stagekit.MailboxOf(s).Stats().Used, "each keeps its slot")
 		for i := range 4 {
 			h.Allow(1)
 			req := h.Next(ctx)
@@ -60,7 +60,7 @@ func TestACT3_RequestsForwardedWhileParkedWaitInOrder(t *testing.T) {
 			assert.Equal(t, i*10, (<-outs[i]).Value)
 		}
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 
@@ -84,6 +84,6 @@ func TestACT5_CloseAnswersTheRequestsBehindTheParkedOne(t *testing.T) {
 		for _, o := range outs {
 			assert.Error(t, (<-o).Err)
 		}
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-go/troupe/internal/ilist"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // callState is the caller's side of a root envelope: the outcome once

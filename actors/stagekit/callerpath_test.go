@@ -96,7 +96,7 @@ func (b *sessionStarter) RequestOnCaller(s *stagekit.Stage[int, int], e *stageki
 		return false
 	}
 	b.onCaller.Add(1)
-	s.Mailbox().Free()
+	stagekit.MailboxOf(s).Free()
 	s.SendOnCaller(e)
 	return true
 }
@@ -169,7 +169,7 @@ func TestARequestTheCallersPathDeclinesTakesTheActorsPath(t *testing.T) {
 		assert.EqualValues(t, 2, beh.onCaller.Load(), "0 and 2 on the caller")
 		assert.EqualValues(t, 2, beh.taken.Load(), "1 and 3 on the actor")
 		synctest.Wait()
-		assert.Zero(t, inner.Mailbox().Stats().Used, "the units reserved for the declined requests came back")
+		assert.Zero(t, stagekit.MailboxOf(inner).Stats().Used, "the units reserved for the declined requests came back")
 		require.NoError(t, st.Close(context.Background()))
 		require.NoError(t, inner.Close(context.Background()))
 	})

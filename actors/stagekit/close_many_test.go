@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -73,7 +74,7 @@ func TestCORE6_ACT5_TenThousandCallersAndACloseInTheMiddle(t *testing.T) {
 			})
 		}
 		synctest.Wait()
-		st := s.Mailbox().Stats()
+		st := stagekit.MailboxOf(s).Stats()
 		assert.Equal(t, int64(answered), ok.Load(), "answered before the close")
 		assert.Len(t, held, inFlight, "in flight downstream at the close")
 		assert.Equal(t, capacity, st.Used, "the stage is full: one parked, the rest queued")
@@ -96,6 +97,6 @@ func TestCORE6_ACT5_TenThousandCallersAndACloseInTheMiddle(t *testing.T) {
 			r := <-held
 			assert.ErrorIs(t, r.Ctx.Err(), troupe.ErrClosed, "the work of an abandoned call was told to stop")
 		}
-		assert.Equal(t, 0, s.Mailbox().Stats().Used, "every slot came back")
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used, "every slot came back")
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // Config describes a stage to spawn.

@@ -1,6 +1,6 @@
 package stagekit
 
-import "github.com/troupe-go/troupe/mailbox"
+import "github.com/troupe-go/troupe/internal/mailbox"
 
 // Detach makes the leaf work of e's request, and of the attempts made from
 // it (NewChild), run on a goroutine of its own instead of the caller's: an

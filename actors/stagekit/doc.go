@@ -1,5 +1,5 @@
 // Package stagekit is troupe's runtime for writing stages: a stage is a
-// protoactor-go actor with a reservation mailbox (package mailbox), a
+// protoactor-go actor with a reservation mailbox (the runtime's own), a
 // Behavior that makes it a timeout, a retry, a buffer..., and the inner
 // service it hands requests on to. Users of troupe do not need this
 // package (see packages actors and stages); it is for writing a stage of
@@ -27,10 +27,11 @@
 //     the same Request says so first (Stage.Keep).
 //  4. The behavior's methods, and the Stage's methods that change it
 //     (Forward, SendInner, Answer, Respond, AnswerParked, Parked, SetInner,
-//     Break, Escalate, PauseRequests), run on the stage's actor, one at a
+//     Break, Escalate, PauseRequests, SetAdmission), run on the stage's actor, one at a
 //     time, and never block; calling those elsewhere is a data race.
 //     Anywhere: PostControl (it arrives in Control), Recheck, Reserve,
-//     ReserveAndCall, Close, Name, Mailbox (for counters), Alarm.Set and
+//     TryReserve, ReserveAndCall, Close, Name, TakeSlot, GiveSlot,
+//     ClosedErr, Alarm.Set and
 //     Stop; Behavior.Dropped.
 //  5. What runs beside the actor, several at once, touches only what the
 //     behavior guards itself: a SendHook's OnSend (on the sender's

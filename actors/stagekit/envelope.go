@@ -9,7 +9,7 @@ import (
 
 	"github.com/troupe-go/troupe/internal/ilist"
 
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // MaxFrames is how many frames an envelope holds: the most response-path

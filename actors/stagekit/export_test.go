@@ -1,6 +1,13 @@
 package stagekit
 
-import "github.com/asynkron/protoactor-go/actor"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/troupe-go/troupe/internal/mailbox"
+)
+
+// MailboxOf returns a stage's mailbox.
+func MailboxOf[Req, Res any](s *Stage[Req, Res]) *mailbox.Mailbox { return s.mb }
 
 // PIDOf returns a stage actor's PID.
 func PIDOf[Req, Res any](s *Stage[Req, Res]) *actor.PID { return s.pid }

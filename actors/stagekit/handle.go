@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // Reserve waits for a free slot in the stage's mailbox and returns a permit

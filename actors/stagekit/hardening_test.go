@@ -70,7 +70,7 @@ func TestHR4_CapacitiesAreCheckedNeverTruncated(t *testing.T) {
 	for n, want := range map[int]int{0: stagekit.MaxCapacity, 1: 1, stagekit.MaxCapacity: stagekit.MaxCapacity} {
 		s, err := stagekit.Spawn(sys, stagekit.Config{Capacity: n}, api, stagekit.Passthrough[int, int]{})
 		require.NoError(t, err)
-		assert.Equal(t, want, s.Mailbox().Stats().Capacity, "capacity %d", n)
+		assert.Equal(t, want, stagekit.MailboxOf(s).Stats().Capacity, "capacity %d", n)
 	}
 }
 

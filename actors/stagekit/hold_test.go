@@ -41,23 +41,23 @@ func TestAHoldKeepsAStagesSlotUntilItIsReleased(t *testing.T) {
 		v, err := troupe.Do(ctx, s, 7)
 		require.NoError(t, err)
 		assert.Equal(t, 7, v)
-		assert.Equal(t, 1, s.Mailbox().Stats().Used, "kept past the outcome")
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Used, "kept past the outcome")
 		assert.Equal(t, 1, h.Kept())
 
 		ctx2, h2 := stagekit.WithHold(context.Background(), func(_ int, err error) bool { return err == nil })
 		_, err = troupe.Do(ctx2, s, -1)
 		require.Error(t, err)
-		assert.Equal(t, 1, s.Mailbox().Stats().Used, "an outcome the Hold does not keep frees its slot")
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Used, "an outcome the Hold does not keep frees its slot")
 		assert.Zero(t, h2.Kept())
 
 		h.Release()
 		h.Release()
-		assert.Zero(t, s.Mailbox().Stats().Used, "released once")
+		assert.Zero(t, stagekit.MailboxOf(s).Stats().Used, "released once")
 		assert.Zero(t, h.Kept())
 
 		_, err = troupe.Do(ctx, s, 8) // the same, released, Hold
 		require.NoError(t, err)
-		assert.Zero(t, s.Mailbox().Stats().Used, "nothing is kept by a released Hold")
+		assert.Zero(t, stagekit.MailboxOf(s).Stats().Used, "nothing is kept by a released Hold")
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // NOTE: with an observer attached, each stage a request enters puts one

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -21,8 +22,8 @@ func TestCORE8_DoWaitsInLineAndIsSentByWhoeverFreesTheSlot(t *testing.T) {
 		synctest.Wait()
 		b := troupetest.Go[int, int](ctx, s, 2) // no slot: the request itself waits in line
 		synctest.Wait()
-		assert.Equal(t, 1, s.Mailbox().Stats().Waiting)
-		assert.Equal(t, 1, s.Mailbox().Stats().Used)
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Waiting)
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Used)
 
 		h.Allow(2)
 		reqs := []*troupetest.Request[int, int]{h.Next(ctx), h.Next(ctx)} // b was sent when a's slot was freed
@@ -32,7 +33,7 @@ func TestCORE8_DoWaitsInLineAndIsSentByWhoeverFreesTheSlot(t *testing.T) {
 		assert.Equal(t, 10, (<-a).Value)
 		assert.Equal(t, 20, (<-b).Value)
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 
@@ -46,12 +47,12 @@ func TestCORE8_DoGivingUpInLineHoldsNothing(t *testing.T) {
 		bctx, cancel := context.WithCancel(ctx)
 		b := troupetest.Go[int, int](bctx, s, 2)
 		synctest.Wait()
-		require.Equal(t, 1, s.Mailbox().Stats().Waiting)
+		require.Equal(t, 1, stagekit.MailboxOf(s).Stats().Waiting)
 		cancel()
 		assert.ErrorIs(t, (<-b).Err, context.Canceled)
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Waiting, "it left the line")
-		assert.Equal(t, 1, s.Mailbox().Stats().Used, "and took no slot")
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Waiting, "it left the line")
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Used, "and took no slot")
 
 		c := troupetest.Go[int, int](ctx, s, 3) // in line when the stage closes
 		synctest.Wait()
@@ -61,6 +62,6 @@ func TestCORE8_DoGivingUpInLineHoldsNothing(t *testing.T) {
 		assert.ErrorIs(t, (<-c).Err, troupe.ErrClosed)
 		assert.ErrorIs(t, (<-a).Err, troupe.ErrClosed, "the parked one too")
 		assert.Zero(t, h.Calls())
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }

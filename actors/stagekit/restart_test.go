@@ -25,7 +25,7 @@ func panicScene(t *testing.T, s *stagekit.Stage[int, int], h *troupetest.Handle[
 	synctest.Wait()
 	c = troupetest.Go(ctx, s, 3)
 	synctest.Wait()
-	require.Equal(t, 2, s.Mailbox().Stats().Queued)
+	require.Equal(t, 2, stagekit.MailboxOf(s).Stats().Queued)
 	h.PanicOnReady("readiness exploded")
 	h.Allow(1)
 	reqA = h.Next(ctx)
@@ -55,7 +55,7 @@ func TestSUP3_PanicRestartsStageAndAnswersWhatItHeld(t *testing.T) {
 		reqC.Respond(30)
 		assert.Equal(t, troupetest.Result[int]{Value: 30}, <-c)
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 
@@ -80,7 +80,7 @@ func TestSUP3_StageStoppedByItsSupervisorClosesWithTheCause(t *testing.T) {
 		assert.ErrorIs(t, err, troupe.ErrPanic)
 		reqA.Respond(10)
 		assert.Equal(t, troupetest.Result[int]{Value: 10}, <-a, "what had left the stage is unaffected")
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 

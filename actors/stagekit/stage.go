@@ -9,7 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // Behavior is what makes a stage a timeout, a retry, a buffer...: the
@@ -301,9 +301,6 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 
 // Name returns the stage's name.
 func (s *Stage[Req, Res]) Name() string { return s.name }
-
-// Mailbox returns the stage's mailbox, for its counters.
-func (s *Stage[Req, Res]) Mailbox() *mailbox.Mailbox { return s.mb }
 
 // Inner returns the service the stage hands requests on to.
 func (s *Stage[Req, Res]) Inner() Inner[Req, Res] { return s.inner }

@@ -36,7 +36,7 @@ func TestACT1_StageIsASupervisedActorWithABoundedMailbox(t *testing.T) {
 		defer cancel()
 		_, err := s.Reserve(ctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "the fourth reservation waits: the mailbox is bounded")
-		assert.Equal(t, 3, s.Mailbox().Stats().Capacity)
+		assert.Equal(t, 3, stagekit.MailboxOf(s).Stats().Capacity)
 		for _, p := range held {
 			require.NoError(t, p.Release())
 		}
@@ -50,26 +50,26 @@ func TestACT2_ACT3_SlotHeldWhileQueuedOrParked(t *testing.T) {
 		ctx := context.Background()
 		a := troupetest.Go(ctx, s, 1)
 		synctest.Wait()
-		st := s.Mailbox().Stats()
+		st := stagekit.MailboxOf(s).Stats()
 		assert.Equal(t, 1, st.Used, "parked request keeps its slot")
 		assert.Equal(t, 0, st.Queued)
 		assert.Equal(t, 1, h.Waiting(), "the stage waits for the inner service's readiness")
 
 		b := troupetest.Go(ctx, s, 2)
 		synctest.Wait()
-		st = s.Mailbox().Stats()
+		st = stagekit.MailboxOf(s).Stats()
 		assert.Equal(t, 2, st.Used)
 		assert.Equal(t, 1, st.Queued, "a stage whose inner is not ready takes no further work")
 
 		c := troupetest.Go(ctx, s, 3)
 		synctest.Wait()
-		assert.Equal(t, 1, s.Mailbox().Stats().Waiting, "then callers wait in their reservations")
+		assert.Equal(t, 1, stagekit.MailboxOf(s).Stats().Waiting, "then callers wait in their reservations")
 
 		h.Allow(1) // the parked request goes; its slot goes to the waiting caller
 		reqA := h.Next(ctx)
 		assert.Equal(t, 1, reqA.Value)
 		synctest.Wait()
-		st = s.Mailbox().Stats()
+		st = stagekit.MailboxOf(s).Stats()
 		assert.Equal(t, 2, st.Used)
 		assert.Equal(t, 1, st.Queued, "3 is queued behind 2, which is parked")
 		assert.Equal(t, 0, st.Waiting)
@@ -81,7 +81,7 @@ func TestACT2_ACT3_SlotHeldWhileQueuedOrParked(t *testing.T) {
 		}
 		assert.Equal(t, []int{2, 3}, []int{reqB.Value, reqC.Value})
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used, "handed on: every slot is free")
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used, "handed on: every slot is free")
 		reqA.Respond(10)
 		reqB.Respond(20)
 		reqC.Fail(errors.New("no"))
@@ -110,7 +110,7 @@ func TestACT4_ResponsesAndCancellationsFlowWhileParked(t *testing.T) {
 		cancelB()
 		assert.ErrorIs(t, (<-b).Err, context.Canceled, "the parked caller gives up at once")
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used, "the stage answered the parked request and freed its slot")
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used, "the stage answered the parked request and freed its slot")
 		assert.Equal(t, 0, h.Waiting(), "and withdrew its wait for the inner service")
 		h.Allow(1)
 		synctest.Wait()
@@ -131,7 +131,7 @@ func TestACT5_CloseFailsWhatCannotDrainAndReturnsEverySlot(t *testing.T) {
 		waiting := make(chan error, 1)
 		go func() { _, err := s.Reserve(ctx); waiting <- err }()
 		synctest.Wait()
-		require.Equal(t, 1, s.Mailbox().Stats().Waiting)
+		require.Equal(t, 1, stagekit.MailboxOf(s).Stats().Waiting)
 
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -143,7 +143,7 @@ func TestACT5_CloseFailsWhatCannotDrainAndReturnsEverySlot(t *testing.T) {
 		for _, c := range calls {
 			assert.ErrorIs(t, (<-c).Err, troupe.ErrClosed)
 		}
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 		_, err = s.Reserve(ctx)
 		assert.ErrorIs(t, err, troupe.ErrClosed)
 		assert.Equal(t, 0, h.Waiting(), "the wait on the inner service was withdrawn")
@@ -177,7 +177,7 @@ func TestACT5_CloseDrainsAcceptedRequests(t *testing.T) {
 			assert.Equal(t, troupetest.Result[int]{Value: i * 10}, <-c, "accepted before the close: drained, not failed")
 		}
 		assert.NoError(t, <-closed)
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 
@@ -217,7 +217,7 @@ func TestCORE6_CallerGivingUpGetsOneOutcome(t *testing.T) {
 		r := <-troupetest.Go(dctx, s, 2) // parks: no capacity left in the mock
 		assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
 		synctest.Wait()
-		assert.Equal(t, 0, s.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.MailboxOf(s).Stats().Used)
 	})
 }
 

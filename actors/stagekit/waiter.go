@@ -1,6 +1,6 @@
 package stagekit
 
-import "github.com/troupe-go/troupe/mailbox"
+import "github.com/troupe-go/troupe/internal/mailbox"
 
 // Waiter waits in an inner service's line for a unit: the stage outside
 // puts it there (Inner.ReserveAsync) and takes it out (Inner.CancelWait);

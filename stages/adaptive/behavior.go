@@ -9,7 +9,6 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
-	"github.com/troupe-go/troupe/mailbox"
 )
 
 // Control messages of the stage's own.
@@ -38,7 +37,6 @@ type (
 // frame or when it answers a request itself (answer).
 type behavior[Req, Res any] struct {
 	st       *stagekit.Stage[Req, Res] // set by attach, then read-only
-	mb       *mailbox.Mailbox          // set by attach, then read-only
 	waiter   *stagekit.Waiter          // set by attach; in the inner service's line at most once
 	onCancel func()                    // set by attach: posts cancelMsg
 	clock    stagekit.Clock
@@ -87,11 +85,11 @@ func newBehavior[Req, Res any](c config) *behavior[Req, Res] {
 // can reserve: the slots above the gate (the min, for the first probe) are
 // held back.
 func (b *behavior[Req, Res]) attach(st *stagekit.Stage[Req, Res], maxLimit int) {
-	b.st, b.mb, b.rep = st, st.Mailbox(), st.Reporter()
+	b.st, b.rep = st, st.Reporter()
 	b.waiter = stagekit.NewWaiter(func(err error) { st.PostControl(grantMsg{err: err}) })
 	b.onCancel = func() { st.PostControl(cancelMsg{}) }
 	want := maxLimit - b.lim.gate
-	got := holdBack(b.mb, want)
+	got := holdBack(st, want)
 	b.mu.Lock()
 	b.sl = slots{held: got, owed: want - got}
 	b.mu.Unlock()

@@ -78,7 +78,7 @@ func (b *behavior[Req, Res]) settle(ep uint64, now time.Time, rtt time.Duration,
 	b.mu.Unlock()
 
 	if !kept {
-		b.mb.Free()
+		b.st.GiveSlot()
 	}
 	b.freeHeld(free)
 	if cur < old {
@@ -135,7 +135,7 @@ func (b *behavior[Req, Res]) moveGate(g0 int) int {
 // get them.
 func (b *behavior[Req, Res]) freeHeld(n int) {
 	for range n {
-		b.mb.Free()
+		b.st.GiveSlot()
 	}
 }
 
@@ -146,7 +146,7 @@ func (b *behavior[Req, Res]) release() {
 	kept := b.sl.keep()
 	b.mu.Unlock()
 	if !kept {
-		b.mb.Free()
+		b.st.GiveSlot()
 	}
 }
 
@@ -160,7 +160,7 @@ func (b *behavior[Req, Res]) takeBack() {
 		if !ok {
 			return
 		}
-		if got, _ := b.mb.TryReserve(); !got {
+		if got, _ := b.st.TakeSlot(); !got {
 			b.mu.Lock()
 			b.sl.untake()
 			b.mu.Unlock()

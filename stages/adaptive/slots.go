@@ -1,6 +1,6 @@
 package adaptive
 
-import "github.com/troupe-go/troupe/mailbox"
+import "github.com/troupe-go/troupe/actors/stagekit"
 
 // slots keeps the stage's mailbox honest to its gate. The mailbox has room
 // for the max; the stage itself holds the slots above the gate (held), so
@@ -53,11 +53,11 @@ func (s *slots) untake() {
 	s.held--
 }
 
-// holdBack takes n slots of a new stage's mailbox, before anyone else can
-// reserve, and returns how many it got.
-func holdBack(mb *mailbox.Mailbox, n int) int {
+// holdBack takes n slots of a new stage, before anyone else can reserve,
+// and returns how many it got.
+func holdBack[Req, Res any](st *stagekit.Stage[Req, Res], n int) int {
 	for i := range n {
-		if ok, _ := mb.TryReserve(); !ok {
+		if ok, _ := st.TakeSlot(); !ok {
 			return i
 		}
 	}

@@ -16,8 +16,8 @@ type shedInner[Req, Res any] LoadShed[Req, Res]
 // TryReserve reports ready without taking a slot; once the stage is closed
 // it returns the close error, so the outer stage stops using it.
 func (l *shedInner[Req, Res]) TryReserve() (bool, error) {
-	if l.st.Mailbox().Closed() {
-		return false, l.st.Mailbox().CloseErr()
+	if err := l.st.ClosedErr(); err != nil {
+		return false, err
 	}
 	return true, nil
 }

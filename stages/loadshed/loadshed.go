@@ -144,7 +144,7 @@ func (l *LoadShed[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, 
 // waiting; without priorities, any free slot.
 func (l *LoadShed[Req, Res]) tryReserve(ctx context.Context) (bool, error) {
 	if l.levels == nil {
-		return l.st.Mailbox().TryReserve()
+		return l.st.TakeSlot()
 	}
-	return l.st.Mailbox().TryReserveWithin(l.levels.limit(ctx, l.capacity))
+	return l.st.TakeSlotWithin(l.levels.limit(ctx, l.capacity))
 }

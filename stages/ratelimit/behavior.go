@@ -21,7 +21,7 @@ type tick struct{}
 // and pauses its intake (requests already reserved or queued wait in the
 // mailbox for the next unit); the alarm is set for when that unit comes.
 // NOTE: both switches belong to the actor (stagekit.Stage.PauseRequests,
-// mailbox.Mailbox.SetAdmission): only spend and Control flip them.
+// stagekit.Stage.SetAdmission): only spend and Control flip them.
 type behavior[Req, Res any] struct {
 	stagekit.Passthrough[Req, Res]
 
@@ -94,7 +94,7 @@ func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) b
 		reportLimited(s.Reporter(), limited)
 	}
 	if limited {
-		s.Mailbox().SetAdmission(false)
+		s.SetAdmission(false)
 		s.PauseRequests(true)
 		b.alarm.Set(until)
 	}
@@ -138,7 +138,7 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 		b.alarm.Set(until)
 		return
 	}
-	s.Mailbox().SetAdmission(true)
+	s.SetAdmission(true)
 	s.PauseRequests(false)
 }
 

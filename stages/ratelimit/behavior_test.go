@@ -93,8 +93,8 @@ func TestRL2_RequestReachingTheStageWhileLimitedIsKeptForTheNextWindow(t *testin
 			st.PostControl(resumeIntake{})
 			synctest.Wait()
 		}
-		assert.Equal(t, 0, st.Mailbox().Stats().Queued, "the stage took them while Limited")
-		assert.Equal(t, 3, st.Mailbox().Stats().Used, "and keeps them, with their slots")
+		assert.Equal(t, 0, stagekit.NewHandle(st, nil).Stats().Queued, "the stage took them while Limited")
+		assert.Equal(t, 3, stagekit.NewHandle(st, nil).Stats().Used, "and keeps them, with their slots")
 		assert.Equal(t, []time.Duration{0}, arr.times(), "none was sent early")
 
 		cancel()
@@ -106,7 +106,7 @@ func TestRL2_RequestReachingTheStageWhileLimitedIsKeptForTheNextWindow(t *testin
 			"the abandoned one spent nothing; the next went a window later")
 		synctest.Wait()
 		assert.True(t, b.Idle())
-		assert.Equal(t, 0, st.Mailbox().Stats().Used)
+		assert.Equal(t, 0, stagekit.NewHandle(st, nil).Stats().Used)
 	})
 }
 

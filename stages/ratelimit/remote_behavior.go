@@ -146,7 +146,7 @@ func (b *remoteBehavior[Req, Res]) limit(s *stagekit.Stage[Req, Res], until time
 	if !was && b.rep != nil {
 		reportLimited(b.rep, true)
 	}
-	s.Mailbox().SetAdmission(false)
+	s.SetAdmission(false)
 	b.alarm.Set(until) // armed earlier already: wake sets it again
 }
 
@@ -170,7 +170,7 @@ func (b *remoteBehavior[Req, Res]) wake(s *stagekit.Stage[Req, Res]) {
 		if b.rep != nil {
 			reportLimited(b.rep, false)
 		}
-		s.Mailbox().SetAdmission(true)
+		s.SetAdmission(true)
 		b.open = false
 	}
 	b.pump(s)

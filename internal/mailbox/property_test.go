@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // model runs a program of mailbox operations inside a synctest bubble and

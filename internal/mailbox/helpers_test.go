@@ -3,7 +3,7 @@ package mailbox_test
 import (
 	"sync"
 
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // stopMsg asks the fake actor to stop its mailbox.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 	"github.com/troupe-go/troupe/troupetest"
 )
 

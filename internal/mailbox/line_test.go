@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/internal/mailbox"
 )
 
 // A slot freed while callers wait in line belongs to the first of them: a
