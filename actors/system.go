@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
@@ -53,7 +51,3 @@ func (s *System) Shutdown(ctx context.Context) error { return s.kit().Shutdown(c
 
 // Logger returns the system's logger (see WithLogger).
 func (s *System) Logger() *slog.Logger { return s.kit().Logger() }
-
-// ActorSystem returns the underlying protoactor-go system: its event
-// stream, for instance, where dead letters are published.
-func (s *System) ActorSystem() *actor.ActorSystem { return s.kit().ActorSystem() }

@@ -15,7 +15,6 @@ import (
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"golang.org/x/time/rate"
 
-	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/ratelimit"
 )
@@ -235,8 +234,7 @@ type paQueued struct {
 // The last actor calls the downstream.
 func protoactorVariant(c stackConfig) variant {
 	return variant{"protoactor", func(b *testing.B, down callFn) (func() callFn, func()) {
-		sys := actors.NewSystem()
-		as := sys.ActorSystem()
+		as := quietActorSystem()
 		root := as.Root
 		var limitPID *actor.PID
 		var windowStart time.Time
@@ -327,7 +325,7 @@ func protoactorVariant(c stackConfig) variant {
 			for _, pid := range []*actor.PID{limitPID, timeoutPID, retryPID, ratePID} {
 				_ = root.StopFuture(pid).Wait()
 			}
-			_ = sys.Shutdown(context.Background())
+			as.Shutdown()
 		}
 	}}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/rt"
 	"github.com/troupe-go/troupe/supervisor"
 )
 
@@ -65,7 +66,7 @@ func (p *probe) failAndTime(reason any) time.Duration {
 // probed starts a pipeline in sys whose host holds a probe, with opts.
 func probed(t *testing.T, sys *actors.System, opts ...supervisor.Option) (*supervisor.Pipeline[int, int], *probe) {
 	t.Helper()
-	p := &probe{as: sys.ActorSystem(), starts: make(chan time.Time, 1), stopped: make(chan struct{})}
+	p := &probe{as: rt.ActorSystem((*stagekit.System)(sys)), starts: make(chan time.Time, 1), stopped: make(chan struct{})}
 	pl, err := supervisor.New(sys, "probed", func(h troupe.Host) (troupe.Service[int, int], error) {
 		host, err := stagekit.HostFrom(h)
 		if err != nil {
@@ -73,7 +74,7 @@ func probed(t *testing.T, sys *actors.System, opts ...supervisor.Option) (*super
 		}
 		p.host = host
 		props := actor.PropsFromProducer(func() actor.Actor { return p })
-		if p.pid, err = host.SpawnActor(props, "probe", p); err != nil {
+		if p.pid, err = rt.SpawnActor(host, props, "probe", p); err != nil {
 			return nil, err
 		}
 		return actors.Func(func(_ context.Context, v int) (int, error) { return v, nil }), nil

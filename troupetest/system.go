@@ -8,6 +8,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/rt"
 )
 
 // NewSystem returns an actor system for t, shut down when the test ends;
@@ -16,7 +18,7 @@ import (
 func NewSystem(t testing.TB, opts ...actors.Option) *actors.System {
 	t.Helper()
 	sys := actors.NewSystem(opts...)
-	sub := sys.ActorSystem().EventStream.Subscribe(func(m any) {
+	sub := rt.ActorSystem((*stagekit.System)(sys)).EventStream.Subscribe(func(m any) {
 		if d, ok := m.(*actor.DeadLetterEvent); ok {
 			t.Errorf("dead letter: %T to %v", d.Message, d.PID)
 		}
@@ -25,7 +27,7 @@ func NewSystem(t testing.TB, opts ...actors.Option) *actors.System {
 		if err := sys.Shutdown(context.Background()); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		sys.ActorSystem().EventStream.Unsubscribe(sub)
+		rt.ActorSystem((*stagekit.System)(sys)).EventStream.Unsubscribe(sub)
 	})
 	return sys
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-go/troupe/internal/rt"
 )
 
 // Host is a supervisor actor and the stages spawned under it: stages are its
@@ -171,7 +172,7 @@ func (h *Host) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// SpawnActor starts an actor of a stage package's own (Reconnect's
+// spawnActor (rt.SpawnActor) starts an actor of a stage package's own (Reconnect's
 // connection actor) as a child of h's supervisor actor, so that h's Strategy
 // governs it; st is closed with the host. When props run the actor in a
 // troupe mailbox (actor.WithMailbox(mb.Producer())), the supervisor
@@ -180,9 +181,7 @@ func (h *Host) Close(ctx context.Context) error {
 // panic with itself as the failure's message, and an actor that reports a
 // failure itself (EscalateFailure) passes its mailbox as the message too.
 // Call Forget when it stops on its own.
-func (h *Host) SpawnActor(props *actor.Props, name string, st interface {
-	Close(context.Context) error
-}) (*actor.PID, error) {
+func (h *Host) spawnActor(props *actor.Props, name string, st rt.Closer) (*actor.PID, error) {
 	return h.spawn(props, name, st)
 }
 

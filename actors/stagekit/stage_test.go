@@ -14,6 +14,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/rt"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestACT1_StageIsASupervisedActorWithABoundedMailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sys, s, _ := overMock(t, 3)
-		proc, ok := sys.ActorSystem().ProcessRegistry.Get(stagekit.PIDOf(s))
+		proc, ok := rt.ActorSystem(sys).ProcessRegistry.Get(stagekit.PIDOf(s))
 		require.True(t, ok)
 		assert.IsType(t, &actor.ActorProcess{}, proc, "a protoactor-go actor")
 		assert.True(t, strings.HasPrefix(stagekit.PIDOf(s).Id, stagekit.SupervisorPID(sys.Host()).Id+"/"), "a child of its host's supervisor actor")

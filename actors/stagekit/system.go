@@ -101,8 +101,8 @@ func (s *System) TroupeHost() {}
 // Host returns the system's root host.
 func (s *System) Host() *Host { return s.root }
 
-// ActorSystem returns the underlying protoactor-go system.
-func (s *System) ActorSystem() *actor.ActorSystem { return s.as }
+// actorSystem returns the underlying protoactor-go system (rt.ActorSystem).
+func (s *System) actorSystem() *actor.ActorSystem { return s.as }
 
 // Logger returns the system's logger.
 func (s *System) Logger() *slog.Logger { return s.logger }

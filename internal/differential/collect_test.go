@@ -9,6 +9,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/rt"
 	"pgregory.net/rapid"
 )
 
@@ -43,7 +45,7 @@ func collected(ws []weak.Pointer[actor.ActorSystem]) (alive []int) {
 // spec: EG13
 func TestASystemThatRanAStackIsFreedOnceShutDown(t *testing.T) {
 	var ws []weak.Pointer[actor.ActorSystem]
-	watchSystem = func(s *actors.System) { ws = append(ws, weak.Make(s.ActorSystem())) }
+	watchSystem = func(s *actors.System) { ws = append(ws, weak.Make(rt.ActorSystem((*stagekit.System)(s)))) }
 	defer func() { watchSystem = nil }()
 
 	var scripts []*script

@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
+	"github.com/troupe-go/troupe/internal/rt"
 )
 
 // Switches for the operations that triggered known bugs. Each one that is
@@ -166,7 +167,7 @@ func newMachine(t *rapid.T) *machine {
 	m := &machine{w: w, margin: *flagMargin, leaked0: troupe.LeakedPermits(), violations0: stagekit.Violations()}
 	m.s = build(t, w)
 	m.closeAfter = rapid.IntRange(0, 60).Draw(t, "closeAfter")
-	m.s.sys.ActorSystem().EventStream.Subscribe(func(msg any) {
+	rt.ActorSystem((*stagekit.System)(m.s.sys)).EventStream.Subscribe(func(msg any) {
 		if d, ok := msg.(*actor.DeadLetterEvent); ok {
 			if m.deadLetters.Add(1) == 1 {
 				m.deadLetter.Store(fmt.Sprintf("%T %+v to %v", d.Message, d.Message, d.PID))

@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/internal/mailbox"
+	"github.com/troupe-go/troupe/internal/rt"
 )
 
 // Messages to the connection actor.
@@ -85,7 +86,7 @@ func newConn[Target, Req, Res any](h *stagekit.Host, connector troupe.Service[Ta
 // spawn starts the actor.
 func (c *conn[Target, Req, Res]) spawn() error {
 	props := actor.PropsFromProducer(func() actor.Actor { return c }, actor.WithMailbox(c.mb.Producer()))
-	if _, err := c.host.SpawnActor(props, "connection", c); err != nil {
+	if _, err := rt.SpawnActor(c.host, props, "connection", c); err != nil {
 		return err
 	}
 	c.spawned.Store(true)
