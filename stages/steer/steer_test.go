@@ -166,7 +166,10 @@ func TestABadPickIsTheCallsErrorAndBadConfigIsNew(t *testing.T) {
 		"nil picker":  func() error { _, err := steer.New[int, int](nil, svc); return err },
 		"no services": func() error { _, err := steer.New[int, int](byParity); return err },
 		"nil service": func() error { _, err := steer.New(byParity, troupe.Service[int, int](svc), nil); return err },
-		"layer":       func() error { _, err := stages.Stack[int, int]().Layer(steer.Layer[int, int](nil)).Build(troupetest.NewSystem(t), svc); return err },
+		"layer": func() error {
+			_, err := stages.Stack[int, int]().Layer(steer.Layer[int, int](nil)).Build(troupetest.NewSystem(t), svc)
+			return err
+		},
 	} {
 		err := mk()
 		var ce *troupe.ConfigError
