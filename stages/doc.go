@@ -36,14 +36,22 @@
 //     makes with a connector and makes again when it breaks: the inner
 //     service [Builder.Build] takes.
 //
-// Beside them, one package is not a stage but a service to build a stack
-// over:
+// Beside them, three packages are not stages but services that wrap
+// others:
 //
 //   - balance: a power-of-two-choices balancer over a set of endpoints
 //     (each a supervised pipeline of its own with balance.Pipelines),
 //     found by a discovery source, with a ready cache and peak-EWMA or
 //     pending-requests load:
 //     stages.Stack[Req, Res]().Retry(2, nil).Build(sys, balancer).
+//   - steer: routes each request to one of N services by a function of
+//     it; its readiness is the chosen service's (steer.Layer, with the
+//     inner service as index 0).
+//   - mapping: converts requests, responses or errors between the service
+//     outside and the one inside, changing their types where needed, so a
+//     stack over []byte can sit under a typed client (mapping.Request,
+//     mapping.Response, mapping.Err, mapping.AndThen, and a layer of each
+//     with the types kept).
 //
 // [Builder.Layer] adds any other layer of the same types (troupehttp's and
 // troupegrpc's retry policies, redisquota's budget, a stage of your own),

@@ -36,7 +36,7 @@ func TestThePackageDocListsEveryStageAndEveryBuilderMethod(t *testing.T) {
 			assert.Contains(t, p.Doc, "  - "+e.Name()+": ", "the package doc does not list stage package %s", e.Name())
 		}
 	}
-	assert.Equal(t, 14, n, "stage packages, and balance")
+	assert.Equal(t, 16, n, "stage packages, and balance, steer and mapping")
 	assert.Contains(t, p.Doc, "Each of the 13 stages")
 	for _, ty := range p.Types {
 		if ty.Name != "Builder" {

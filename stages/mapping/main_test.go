@@ -1,0 +1,9 @@
+package mapping_test
+
+import (
+	"testing"
+
+	"github.com/troupe-go/troupe/troupetest"
+)
+
+func TestMain(m *testing.M) { troupetest.Main(m) }
