@@ -37,6 +37,7 @@ type stageFrame struct {
 	Accepted, Rejected, Failed, Retries, P50 *float64
 	P99, Hedges                              *float64
 	Breaker, RateLimit                       string
+	Unbounded                                bool
 	Limit                                    *int
 	SeriesInFlight                           []int
 	SeriesAccepted                           []float64

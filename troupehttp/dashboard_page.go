@@ -70,7 +70,7 @@ const root = document.getElementById("stacks");
 const status = document.getElementById("status");
 const stacks = new Map();
 const fields = [
-  ["inFlight", "in flight", s => s.inFlight + " / " + s.capacity],
+  ["inFlight", "in flight", s => s.unbounded ? String(s.inFlight) : s.inFlight + " / " + s.capacity],
   ["queued", "queued", s => String(s.queued)],
   ["waiting", "waiting", s => String(s.waiting)],
   ["accepted", "accepted/s", s => num(s.accepted)],
@@ -169,7 +169,8 @@ function render(frame) {
 const es = new EventSource("events");
 es.onopen = () => { status.textContent = "live"; status.className = "live"; };
 es.onerror = () => { status.textContent = "disconnected, retrying…"; status.className = ""; };
-es.onmessage = e => { render(JSON.parse(e.data)); status.textContent = "live · " + new Date().toLocaleTimeString(); status.className = "live"; };
+let frames = 0;
+es.onmessage = e => { render(JSON.parse(e.data)); document.body.dataset.frames = ++frames; status.textContent = "live · " + new Date().toLocaleTimeString(); status.className = "live"; };
 </script>
 </body></html>
 `

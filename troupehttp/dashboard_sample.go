@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/mailbox"
 	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/hedge"
@@ -45,6 +46,7 @@ type dashStackFrame struct {
 type dashStageFrame struct {
 	Name      string    `json:"name"`
 	Capacity  int       `json:"capacity"`
+	Unbounded bool      `json:"unbounded,omitempty"` // a stage of no capacity of its own
 	InFlight  int       `json:"inFlight"`
 	Queued    int       `json:"queued"`
 	Waiting   int       `json:"waiting"`
@@ -95,6 +97,7 @@ func (d *Dashboard) stageFrame(s *dashStack, st troupe.Stats, observed bool, now
 		s.stages[st.Name] = ds
 	}
 	f := dashStageFrame{Name: st.Name, Capacity: st.Capacity, InFlight: st.Used, Queued: st.Queued, Waiting: st.Waiting}
+	f.Unbounded = st.Capacity >= mailbox.MaxCapacity
 	var hedges uint64
 	isHedge := false
 	switch v := st.Detail.(type) {

@@ -45,7 +45,9 @@ func TestDashboardNumbersFollowTheTraffic(t *testing.T) {
 		assert.Equal(t, 8, lim.Capacity)
 		assert.Zero(t, lim.InFlight)
 		assert.Nil(t, lim.Accepted, "no rate before a second sample")
+		assert.False(t, lim.Unbounded)
 		assert.Equal(t, "closed", f.stage(t, "api", "breaker").Breaker)
+		assert.True(t, f.stage(t, "api", "breaker").Unbounded, "a breaker has no capacity of its own")
 
 		// Five calls held: in flight, and accepted in this tick.
 		var wg sync.WaitGroup
