@@ -78,9 +78,7 @@ func (o *dashObserver) Observe(ev troupe.Event) {
 // is set; nil for a pipeline not registered (or a stage not seen, without
 // create).
 func (o *dashObserver) counters(pipeline, stage string, create bool) *stageCounters {
-	o.mu.RLock()
-	p := o.pipes[pipeline]
-	o.mu.RUnlock()
+	p := o.pipe(pipeline)
 	if p == nil {
 		return nil
 	}
@@ -102,15 +100,20 @@ func (o *dashObserver) counters(pipeline, stage string, create bool) *stageCount
 // observed reports whether any event of pipeline was counted: whether the
 // stack was built with the observer.
 func (o *dashObserver) observed(pipeline string) bool {
-	o.mu.RLock()
-	p := o.pipes[pipeline]
-	o.mu.RUnlock()
+	p := o.pipe(pipeline)
 	if p == nil {
 		return false
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return len(p.stages) > 0
+}
+
+// pipe returns the counters of pipeline; nil when it is not registered.
+func (o *dashObserver) pipe(pipeline string) *pipeCounters {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.pipes[pipeline]
 }
 
 // The latency histogram: log-linear buckets of nanoseconds, 16 to each

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,7 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/stages"
+	"github.com/troupe-go/troupe/stages/adaptive"
+	"github.com/troupe-go/troupe/stages/hedge"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupehttp"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -320,3 +325,59 @@ func TestDashboardStreamsOverHTTP(t *testing.T) {
 type staticStages []troupe.Stats
 
 func (s staticStages) Stages() []troupe.Stats { return s }
+
+// Each kind of stage shows its own state: an adaptive limit's limit, a rate
+// limit's state, a retry's retries a second, a hedge's hedges a second.
+// spec: PP5
+func TestDashboardShowsEachStagesOwnState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, err := troupehttp.NewDashboard()
+		require.NoError(t, err)
+		sys := troupetest.NewSystem(t)
+		var calls atomic.Int64
+		flaky := actors.Func(func(ctx context.Context, r int) (int, error) {
+			if calls.Add(1)%2 == 1 { // every first attempt fails
+				return 0, errDown
+			}
+			return r, nil
+		})
+		kinds, err := stages.Stack[int, int]().Observe(d.Observer(), "kinds").
+			Adaptive(adaptive.Limits(2, 6), adaptive.Initial(5)).
+			Retry(1, fixed(time.Millisecond)).
+			RateLimit(ratelimit.Rate{Num: 100, Per: time.Second}).
+			Build(sys, flaky)
+		require.NoError(t, err)
+		defer kinds.Close(context.Background())
+		slow := actors.Func(func(ctx context.Context, r int) (int, error) {
+			time.Sleep(50 * time.Millisecond)
+			return r, nil
+		})
+		hedged, err := stages.Stack[int, int]().
+			Hedge(hedge.Delay(10*time.Millisecond), hedge.MaxHedges(1), hedge.NoBudget()).
+			Build(sys, slow)
+		require.NoError(t, err)
+		defer hedged.Close(context.Background())
+		require.NoError(t, errors.Join(d.Register("kinds", kinds), d.Register("hedged", hedged)))
+
+		rec := newSSERecorder()
+		cancel, done := openStream(d, rec)
+		defer func() { cancel(); <-done }()
+		rec.next(t)
+		for range 4 {
+			_, err := troupe.Do(context.Background(), kinds, 0)
+			require.NoError(t, err)
+			_, err = troupe.Do(context.Background(), hedged, 0)
+			require.NoError(t, err)
+		}
+		f, _ := rec.next(t)
+		ad, ok := kinds.Stats("adaptive")
+		require.True(t, ok)
+		assert.Equal(t, ad.Detail.(adaptive.Snapshot).Limit, *f.stage(t, "kinds", "adaptive").Limit, "the limit now (probing: the min)")
+		assert.Equal(t, "ready", f.stage(t, "kinds", "ratelimit").RateLimit)
+		assert.Equal(t, 4.0, *f.stage(t, "kinds", "retry").Retries)
+		assert.Nil(t, f.stage(t, "kinds", "retry").Hedges, "not a hedge")
+		assert.Nil(t, f.stage(t, "kinds", "retry").Limit, "not an adaptive limit")
+		assert.Equal(t, 4.0, *f.stage(t, "hedged", "hedge").Hedges, "from the stats: no observer needed")
+		assert.Nil(t, f.stage(t, "hedged", "hedge").Retries)
+	})
+}
