@@ -13,6 +13,10 @@
 //
 //	go run ./examples/ocr
 //	go run ./examples/ocr -n 40 -fail 0.4 -rate 10
+//
+// With -dashboard 127.0.0.1:8080 it also serves troupehttp's live dashboard
+// of the stack on that loopback address, and keeps serving it after the
+// summary until interrupted.
 package main
 
 import (
@@ -27,6 +31,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/troupehttp"
 )
 
 // config is one run's settings; main fills it from the flags.
@@ -48,6 +53,8 @@ type config struct {
 	slowMin, slowMax time.Duration // how slow
 
 	seed uint64 // seeds the server's faults and the images; 0: from the clock
+
+	dashboard string // where to serve the live dashboard (loopback only); "": none
 }
 
 func main() {
@@ -67,6 +74,7 @@ func main() {
 	flag.DurationVar(&cfg.slowMin, "slow-min", time.Second, "shortest slow answer")
 	flag.DurationVar(&cfg.slowMax, "slow-max", 3*time.Second, "longest slow answer")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed for the images and the server's faults, drawn in order of arrival (0: from the clock)")
+	flag.StringVar(&cfg.dashboard, "dashboard", "", "serve a live dashboard of the stack at this loopback address (127.0.0.1:8080), until interrupted")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Stdout, cfg)
@@ -91,6 +99,8 @@ func (c config) check() error {
 		return errors.New("bad flags: margin must be in 0..1")
 	case c.slowMin < 0 || c.slowMax < c.slowMin:
 		return errors.New("bad flags: need 0 <= slow-min <= slow-max")
+	case c.dashboard != "":
+		return checkLoopback(c.dashboard)
 	}
 	return nil
 }
@@ -117,11 +127,27 @@ func run(ctx context.Context, w io.Writer, cfg config) (err error) {
 	defer func() { err = errors.Join(err, closing(ctx, sys.Shutdown)) }()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}}
 	defer hc.CloseIdleConnections()
-	stack, err := buildStack(sys, hc, cfg)
+	var dash *troupehttp.Dashboard
+	if cfg.dashboard != "" {
+		if dash, err = troupehttp.NewDashboard(); err != nil {
+			return err
+		}
+	}
+	stack, err := buildStack(sys, hc, cfg, dash)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closing(ctx, stack.Close)) }()
+	if dash != nil {
+		if err := dash.Register(pipeline, stack); err != nil {
+			return err
+		}
+		stop, serr := serveDashboard(w, cfg.dashboard, dash)
+		if serr != nil {
+			return serr
+		}
+		defer func() { err = errors.Join(err, closing(ctx, stop)) }()
+	}
 
 	fmt.Fprintf(w, "OCR client: %d images to %s (seed %d)\n", cfg.requests, srv.url, cfg.seed)
 	fmt.Fprintf(w, "server: %s\n", cfg.serverConfig())
@@ -139,6 +165,10 @@ func run(ctx context.Context, w io.Writer, cfg config) (err error) {
 		s.problems = append(s.problems, "interrupted: "+context.Cause(ctx).Error())
 	}
 	s.print(w)
+	if dash != nil && ctx.Err() == nil {
+		fmt.Fprintln(w, "dashboard: still serving; interrupt (Ctrl-C) to end")
+		<-ctx.Done()
+	}
 	return s.verdict()
 }
 

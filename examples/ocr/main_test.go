@@ -203,13 +203,18 @@ func TestOCR_Interrupted(t *testing.T) {
 
 func TestOCR_BadFlags(t *testing.T) {
 	for name, change := range map[string]func(*config){
-		"no requests":   func(c *config) { c.requests = 0 },
-		"no rate":       func(c *config) { c.rate = 0 },
-		"no period":     func(c *config) { c.per = 0 },
-		"fail over 1":   func(c *config) { c.fail = 1.5 },
-		"fail+drop":     func(c *config) { c.fail, c.drop = 0.7, 0.7 },
-		"margin":        func(c *config) { c.margin = -0.1 },
-		"slow reversed": func(c *config) { c.slowMin, c.slowMax = time.Second, time.Millisecond },
+		"no requests":                   func(c *config) { c.requests = 0 },
+		"no rate":                       func(c *config) { c.rate = 0 },
+		"no period":                     func(c *config) { c.per = 0 },
+		"fail over 1":                   func(c *config) { c.fail = 1.5 },
+		"fail+drop":                     func(c *config) { c.fail, c.drop = 0.7, 0.7 },
+		"margin":                        func(c *config) { c.margin = -0.1 },
+		"slow reversed":                 func(c *config) { c.slowMin, c.slowMax = time.Second, time.Millisecond },
+		"dashboard on every interface":  func(c *config) { c.dashboard = ":8080" },
+		"dashboard on 0.0.0.0":          func(c *config) { c.dashboard = "0.0.0.0:8080" },
+		"dashboard on a public address": func(c *config) { c.dashboard = "192.0.2.1:8080" },
+		"dashboard on a host name":      func(c *config) { c.dashboard = "example.com:8080" },
+		"dashboard without a port":      func(c *config) { c.dashboard = "127.0.0.1" },
 	} {
 		cfg := short()
 		change(&cfg)

@@ -47,9 +47,12 @@ func (c config) stackLine() string {
 		c.concurrency, c.timeout, c.retries, c.backoff, r.Num, r.Per, c.spacing())
 }
 
-// buildStack builds the seed's stack. The first layer added is the
-// outermost.
-func buildStack(h troupe.Host, hc *http.Client, cfg config) (*troupe.Stack[request, response], error) {
+// pipeline is the stack's name on the dashboard.
+const pipeline = "ocr-client"
+
+// buildStack builds the seed's stack, observed by dash when there is one.
+// The first layer added is the outermost.
+func buildStack(h troupe.Host, hc *http.Client, cfg config, dash *troupehttp.Dashboard) (*troupe.Stack[request, response], error) {
 	bo, err := backoff.New(cfg.backoff, max(cfg.backoff, cfg.timeout)) // x2 each time, no jitter
 	if err != nil {
 		return nil, err
@@ -57,7 +60,11 @@ func buildStack(h troupe.Host, hc *http.Client, cfg config) (*troupe.Stack[reque
 	// The stages inside the limit set no limit of their own: they admit
 	// what it lets in. The stages are named by kind ("limit", "timeout"...):
 	// the progress line reads the limit's Stats by name.
-	return stages.Stack[request, response]().
+	b := stages.Stack[request, response]()
+	if dash != nil {
+		b = b.Observe(dash.Observer(), pipeline)
+	}
+	return b.
 		Limit(cfg.concurrency).
 		Timeout(cfg.timeout).
 		Layer(troupehttp.Retry(cfg.retries, bo)).
