@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
-	"github.com/troupe-go/troupe/mailbox"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/stages/adaptive"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/hedge"
@@ -97,7 +97,7 @@ func (d *Dashboard) stageFrame(s *dashStack, st troupe.Stats, observed bool, now
 		s.stages[st.Name] = ds
 	}
 	f := dashStageFrame{Name: st.Name, Capacity: st.Capacity, InFlight: st.Used, Queued: st.Queued, Waiting: st.Waiting}
-	f.Unbounded = st.Capacity >= mailbox.MaxCapacity
+	f.Unbounded = st.Capacity >= stagekit.MaxCapacity
 	var hedges uint64
 	isHedge := false
 	switch v := st.Detail.(type) {
