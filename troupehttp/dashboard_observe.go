@@ -1,6 +1,7 @@
 package troupehttp
 
 import (
+	"maps"
 	"math"
 	"math/bits"
 	"sync"
@@ -17,15 +18,15 @@ const maxObservedStages = 1024
 // dashObserver counts, per registered pipeline and stage, what a dashboard
 // shows that the stats do not have. Safe for concurrent use.
 type dashObserver struct {
-	mu    sync.RWMutex
-	pipes map[string]*pipeCounters // registered pipelines
+	mu    sync.Mutex                               // serialises register
+	pipes atomic.Pointer[map[string]*pipeCounters] // registered pipelines: replaced whole, read without a lock
 }
 
 // pipeCounters are one pipeline's stages' counters, made at their first
 // event.
 type pipeCounters struct {
-	mu     sync.RWMutex
-	stages map[string]*stageCounters
+	mu     sync.Mutex                                // serialises adding a stage
+	stages atomic.Pointer[map[string]*stageCounters] // replaced whole, read without a lock
 }
 
 // stageCounters are one stage's cumulative counts; read by the sampler,
@@ -36,14 +37,20 @@ type stageCounters struct {
 }
 
 func newDashObserver() *dashObserver {
-	return &dashObserver{pipes: map[string]*pipeCounters{}}
+	o := &dashObserver{}
+	o.pipes.Store(&map[string]*pipeCounters{})
+	return o
 }
 
 // register makes pipeline's events counted from now on.
 func (o *dashObserver) register(pipeline string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.pipes[pipeline] = &pipeCounters{stages: map[string]*stageCounters{}}
+	p := &pipeCounters{}
+	p.stages.Store(&map[string]*stageCounters{})
+	pipes := maps.Clone(*o.pipes.Load())
+	pipes[pipeline] = p
+	o.pipes.Store(&pipes)
 }
 
 // Observe counts ev, when it is of a kind the dashboard shows and its
@@ -82,17 +89,18 @@ func (o *dashObserver) counters(pipeline, stage string, create bool) *stageCount
 	if p == nil {
 		return nil
 	}
-	p.mu.RLock()
-	c := p.stages[stage]
-	p.mu.RUnlock()
-	if c != nil || !create {
+	if c := (*p.stages.Load())[stage]; c != nil || !create {
 		return c
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c = p.stages[stage]; c == nil && len(p.stages) < maxObservedStages {
+	stages := *p.stages.Load()
+	c := stages[stage]
+	if c == nil && len(stages) < maxObservedStages {
 		c = new(stageCounters)
-		p.stages[stage] = c
+		next := maps.Clone(stages)
+		next[stage] = c
+		p.stages.Store(&next)
 	}
 	return c
 }
@@ -104,16 +112,12 @@ func (o *dashObserver) observed(pipeline string) bool {
 	if p == nil {
 		return false
 	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.stages) > 0
+	return len(*p.stages.Load()) > 0
 }
 
 // pipe returns the counters of pipeline; nil when it is not registered.
 func (o *dashObserver) pipe(pipeline string) *pipeCounters {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
-	return o.pipes[pipeline]
+	return (*o.pipes.Load())[pipeline]
 }
 
 // The latency histogram: log-linear buckets of nanoseconds, 16 to each

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/troupe-go/troupe/internal/rt"
+	"github.com/troupe-go/troupe"
 )
 
 // Host is a supervisor actor and the stages spawned under it: stages are its
@@ -181,7 +181,7 @@ func (h *Host) Close(ctx context.Context) error {
 // panic with itself as the failure's message, and an actor that reports a
 // failure itself (EscalateFailure) passes its mailbox as the message too.
 // Call Forget when it stops on its own.
-func (h *Host) spawnActor(props *actor.Props, name string, st rt.Closer) (*actor.PID, error) {
+func (h *Host) spawnActor(props *actor.Props, name string, st troupe.Closer) (*actor.PID, error) {
 	return h.spawn(props, name, st)
 }
 

@@ -15,7 +15,7 @@ func init() {
 		}
 		return s.actorSystem()
 	}
-	rt.SpawnActor = func(h any, props *actor.Props, name string, st rt.Closer) (*actor.PID, error) {
+	rt.SpawnActor = func(h any, props *actor.Props, name string, st troupe.Closer) (*actor.PID, error) {
 		host, _ := h.(*Host)
 		if host == nil {
 			return nil, &troupe.ConfigError{Stage: "actors", Option: "host", Why: "nil"}

@@ -5,13 +5,10 @@
 package rt
 
 import (
-	"context"
-
 	"github.com/asynkron/protoactor-go/actor"
-)
 
-// Closer is what a host closes with itself.
-type Closer interface{ Close(context.Context) error }
+	"github.com/troupe-go/troupe"
+)
 
 var (
 	// ActorSystem returns the protoactor-go system of sys, a
@@ -20,5 +17,5 @@ var (
 	// SpawnActor spawns props as name, a child of host h's supervisor
 	// actor (h a *stagekit.Host), so that h's Strategy governs it; st is
 	// closed with the host. See stagekit's spawnActor.
-	SpawnActor func(h any, props *actor.Props, name string, st Closer) (*actor.PID, error)
+	SpawnActor func(h any, props *actor.Props, name string, st troupe.Closer) (*actor.PID, error)
 )
