@@ -54,7 +54,9 @@ func TestHR6_DroppedPermitComesBackWithinTheBoundOfSomeoneWaiting(t *testing.T) 
 	require.NoError(t, p.Release())
 	assert.Less(t, waited, 3*time.Second, "within the check's 200 ms plus a collection")
 	assert.Equal(t, before+1, troupe.LeakedPermits())
-	assert.Greater(t, stagekit.ForcedCollections(), collections, "the check collected: a permit was out")
+	if waited >= 200*time.Millisecond { // sooner, a collection of the runtime's own found the permit first
+		assert.Greater(t, stagekit.ForcedCollections(), collections, "the check collected: a permit was out")
+	}
 	assert.Contains(t, logs.String(), "stage=limit-1", "the warning went through the system's logger, naming the stage, before the slot came back")
 	t.Logf("waited %v for the dropped permit's slot", waited)
 }
