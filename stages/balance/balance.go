@@ -24,6 +24,7 @@ type Balancer[K comparable, Req, Res any] struct {
 	sources sync.WaitGroup     // the sources' goroutines
 	drains  sync.WaitGroup     // removed endpoints draining, then closing
 	abandon chan struct{}      // closed when Close's context ends: drains stop waiting
+	epoch   time.Time          // the balancer's clock reads the time since
 
 	mu      sync.Mutex
 	eps     map[K]*endpoint[K, Req, Res] // guarded by mu: the endpoints in the set
@@ -63,7 +64,7 @@ func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option) (*
 	}
 	life, stop := context.WithCancel(context.Background())
 	b := &Balancer[K, Req, Res]{
-		cfg: c, life: life, stop: stop, abandon: make(chan struct{}),
+		cfg: c, life: life, stop: stop, abandon: make(chan struct{}), epoch: time.Now(),
 		eps: map[K]*endpoint[K, Req, Res]{}, rnd: rand.New(c.src),
 	}
 	if src != nil {
@@ -85,11 +86,17 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 		b.mu.Unlock()
 		return nil, closedErr()
 	}
-	if ep, _ := b.pickLocked(); ep != nil {
-		t := &ticket[K, Req, Res]{b: b, ep: ep, p: b.takeLocked(ep)}
+	for ep, _ := b.pickLocked(); ep != nil; ep, _ = b.pickLocked() {
+		b.countLocked(ep)
 		b.mu.Unlock()
-		b.refill(ep)
-		return b.permits.Issue(t), nil
+		if p := b.permitFor(ep); p != nil {
+			return b.permits.Issue(&ticket[K, Req, Res]{b: b, ep: ep, p: p}), nil
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, closedErr()
+		}
 	}
 	w := &waiter[K, Req, Res]{ch: make(chan *ticket[K, Req, Res], 1)}
 	b.waiters = append(b.waiters, w)
@@ -121,12 +128,19 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, error) {
 	b.mu.Lock()
 	var ep *endpoint[K, Req, Res]
-	var now time.Time
+	now := unread
 	if !b.closed {
 		ep, now = b.pickLocked()
 	}
-	if ep == nil { // closed, or none ready: Reserve says so, or waits
-		b.mu.Unlock()
+	if ep != nil {
+		b.countLocked(ep)
+	}
+	b.mu.Unlock()
+	var p *troupe.Permit[Req, Res]
+	if ep != nil {
+		p = b.permitFor(ep)
+	}
+	if p == nil { // closed, none ready or ep filled up meanwhile: Reserve says so, or waits
 		p, err := b.Reserve(ctx)
 		if err != nil {
 			var zero Res
@@ -134,11 +148,8 @@ func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Re
 		}
 		return p.Call(ctx, req)
 	}
-	p := b.takeLocked(ep)
-	b.mu.Unlock()
-	b.refill(ep)
-	if b.cfg.ewma && now.IsZero() {
-		now = time.Now()
+	if b.cfg.ewma && now == unread {
+		now = b.clock()
 	}
 	res, err := p.Call(ctx, req)
 	b.finish(ep, ctx, now, err)
@@ -149,8 +160,8 @@ func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Re
 // (mu held): power of two choices over the ready set. It returns the time
 // it read too, or the zero time when the pick needed none (the clock is
 // read only for peak-EWMA costs and for an endpoint in a cooldown).
-func (b *Balancer[K, Req, Res]) pickLocked() (*endpoint[K, Req, Res], time.Time) {
-	var now time.Time
+func (b *Balancer[K, Req, Res]) pickLocked() (*endpoint[K, Req, Res], time.Duration) {
+	now := unread
 	switch n := len(b.ready); n {
 	case 0:
 		return nil, now
@@ -164,7 +175,7 @@ func (b *Balancer[K, Req, Res]) pickLocked() (*endpoint[K, Req, Res], time.Time)
 		}
 		x, y := b.ready[i], b.ready[j]
 		if b.cfg.ewma || x.failing || y.failing {
-			now = time.Now()
+			now = b.clock()
 		}
 		if b.lessLocked(y, x, now) {
 			return y, now
@@ -176,7 +187,7 @@ func (b *Balancer[K, Req, Res]) pickLocked() (*endpoint[K, Req, Res], time.Time)
 // lessLocked reports whether x is to be preferred to y at now (mu held):
 // one whose last call failed within the cooldown loses to one that did
 // not; otherwise the lower cost wins.
-func (b *Balancer[K, Req, Res]) lessLocked(x, y *endpoint[K, Req, Res], now time.Time) bool {
+func (b *Balancer[K, Req, Res]) lessLocked(x, y *endpoint[K, Req, Res], now time.Duration) bool {
 	if fx, fy := b.failingLocked(x, now), b.failingLocked(y, now); fx != fy {
 		return fy
 	}
@@ -188,14 +199,14 @@ func (b *Balancer[K, Req, Res]) lessLocked(x, y *endpoint[K, Req, Res], now time
 
 // failingLocked reports whether ep's last call failed within the cooldown
 // (mu held).
-func (b *Balancer[K, Req, Res]) failingLocked(ep *endpoint[K, Req, Res], now time.Time) bool {
-	return ep.failing && now.Sub(ep.failedAt) < b.cfg.cooldown
+func (b *Balancer[K, Req, Res]) failingLocked(ep *endpoint[K, Req, Res], now time.Duration) bool {
+	return ep.failing && now-ep.failedAt < b.cfg.cooldown
 }
 
 // costLocked returns ep's cost at now (mu held): its calls in flight, or
 // its peak-EWMA estimate times one more than those. As tower's does, a
 // pick's reading of the estimate decays it (keep); Stats' does not.
-func (b *Balancer[K, Req, Res]) costLocked(ep *endpoint[K, Req, Res], now time.Time, keep bool) float64 {
+func (b *Balancer[K, Req, Res]) costLocked(ep *endpoint[K, Req, Res], now time.Duration, keep bool) float64 {
 	if !b.cfg.ewma {
 		return float64(ep.pending)
 	}
@@ -216,6 +227,38 @@ func (b *Balancer[K, Req, Res]) takeLocked(ep *endpoint[K, Req, Res]) *troupe.Pe
 	ep.trying++
 	ep.pending++
 	ep.picks++
+	return p
+}
+
+// countLocked counts a call picked for ep (mu held): in flight until its
+// finish.
+func (b *Balancer[K, Req, Res]) countLocked(ep *endpoint[K, Req, Res]) {
+	ep.pending++
+	ep.picks++
+}
+
+// permitFor returns a permit on ep for a call picked and counted for it: a
+// unit reserved on ep now when it has one free, so that ep keeps its ready
+// permit for the next pick; otherwise ep's ready permit, which its watcher
+// then replaces. It returns nil, the pick uncounted, when ep has neither
+// (another pick took its ready permit meanwhile, or it was removed).
+func (b *Balancer[K, Req, Res]) permitFor(ep *endpoint[K, Req, Res]) *troupe.Permit[Req, Res] {
+	if p, err := ep.svc.Reserve(ep.nowCtx()); err == nil {
+		return p
+	}
+	b.mu.Lock()
+	p := ep.held
+	if p == nil {
+		ep.pending--
+		ep.picks--
+		b.settleLocked(ep)
+		b.mu.Unlock()
+		return nil
+	}
+	b.unreadyLocked(ep)
+	ep.held = nil
+	b.mu.Unlock()
+	ep.watchAgain()
 	return p
 }
 

@@ -88,19 +88,19 @@ type EndpointStats[K comparable] struct {
 func (b *Balancer[K, Req, Res]) Stats() []EndpointStats[K] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := time.Now()
+	now, mono := time.Now(), b.clock()
 	out := make([]EndpointStats[K], 0, len(b.order))
 	for _, ep := range b.order {
 		s := EndpointStats[K]{
-			Key: ep.key, Ready: ep.slot >= 0, Paused: now.Before(ep.pausedTill), Failing: b.failingLocked(ep, now),
-			Pending: ep.pending, Cost: b.costLocked(ep, now, false),
+			Key: ep.key, Ready: ep.slot >= 0, Paused: now.Before(ep.pausedTill), Failing: b.failingLocked(ep, mono),
+			Pending: ep.pending, Cost: b.costLocked(ep, mono, false),
 			Picks: ep.picks, Errors: ep.errs, ReserveErrors: ep.reserveErr,
 		}
 		if s.Paused {
 			s.PausedUntil = ep.pausedTill
 		}
 		if b.cfg.ewma {
-			s.RTT = time.Duration(ep.est.decayed(now, b.cfg.decay).ns)
+			s.RTT = time.Duration(ep.est.decayed(mono, b.cfg.decay).ns)
 		}
 		out = append(out, s)
 	}

@@ -26,13 +26,13 @@ type endpoint[K comparable, Req, Res any] struct {
 	slot       int                      // index in the ready set; -1: not in it
 	trying     int                      // refills trying svc on a caller's goroutine
 	removed    bool
-	settled    bool        // drained is closed
-	pausedTill time.Time   // refused calls: not picked before then
-	pauses     int         // consecutive refusals, for the backoff
-	timer      *time.Timer // ends a pause
-	failing    bool        // the last call failed, at failedAt
-	failedAt   time.Time
-	pending    int // picked, not yet answered nor released
+	settled    bool          // drained is closed
+	pausedTill time.Time     // refused calls: not picked before then
+	pauses     int           // consecutive refusals, for the backoff
+	timer      *time.Timer   // ends a pause
+	failing    bool          // the last call failed, at failedAt
+	failedAt   time.Duration // on the balancer's clock
+	pending    int           // picked, not yet answered nor released
 	est        rtt
 	picks      uint64
 	errs       uint64 // calls that failed
@@ -58,7 +58,7 @@ func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owne
 	ep := &endpoint[K, Req, Res]{
 		key: key, svc: svc, owned: owned, always: always, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), drained: make(chan struct{}),
-		slot: -1, trying: 1, est: rtt{ns: float64(b.cfg.rtt), at: time.Now()},
+		slot: -1, trying: 1, est: rtt{ns: float64(b.cfg.rtt), at: b.clock()},
 	}
 	b.mu.Lock()
 	if b.closed {
@@ -89,11 +89,7 @@ func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owne
 // context already done; a FuncService is always ready), otherwise by ep's
 // watcher, which waits for one.
 func (b *Balancer[K, Req, Res]) refill(ep *endpoint[K, Req, Res]) {
-	ctx := ep.ctx
-	if !ep.always {
-		ctx = doneCtx
-	}
-	p, err := ep.svc.Reserve(ctx)
+	p, err := ep.svc.Reserve(ep.nowCtx())
 	if err == nil {
 		b.deliver(ep, p, true)
 		return
@@ -102,6 +98,22 @@ func (b *Balancer[K, Req, Res]) refill(ep *endpoint[K, Req, Res]) {
 	ep.trying--
 	b.settleLocked(ep)
 	b.mu.Unlock()
+	ep.watchAgain()
+}
+
+// nowCtx returns the context to reserve on ep with when the reservation
+// must not wait: one already done (a troupe stage takes a free unit even
+// so), or ep's own for a FuncService, which is always ready.
+func (ep *endpoint[K, Req, Res]) nowCtx() context.Context {
+	if ep.always {
+		return ep.ctx
+	}
+	return doneCtx
+}
+
+// watchAgain wakes ep's watcher to reserve on ep, waiting as long as it
+// takes.
+func (ep *endpoint[K, Req, Res]) watchAgain() {
 	select {
 	case ep.wake <- struct{}{}:
 	default:

@@ -5,12 +5,20 @@ import (
 	"time"
 )
 
+// unread stands for a reading of the balancer's clock not taken.
+const unread = time.Duration(math.MinInt64)
+
+// clock returns the time since the balancer was made, on the monotonic
+// clock: the time its loads and cooldowns are kept in. It is cheaper to
+// read than time.Now, which reads the wall clock too.
+func (b *Balancer[K, Req, Res]) clock() time.Duration { return time.Since(b.epoch) }
+
 // rtt is an endpoint's peak-EWMA estimate of its round trip, in
-// nanoseconds, as of at. It is a plain value; the balancer keeps one per
-// endpoint under its lock.
+// nanoseconds, as of at (a reading of the balancer's clock). It is a plain
+// value; the balancer keeps one per endpoint under its lock.
 type rtt struct {
 	ns float64
-	at time.Time
+	at time.Duration
 }
 
 // observe returns the estimate after a round trip of took ended at now: a
@@ -18,20 +26,20 @@ type rtt struct {
 // it pulls the estimate towards it, by the share of the decay time that
 // passed since the estimate was last updated: est*w + took*(1-w), with
 // w = exp(-elapsed/decay).
-func (e rtt) observe(took time.Duration, now time.Time, decay time.Duration) rtt {
+func (e rtt) observe(took, now, decay time.Duration) rtt {
 	t := float64(max(took, 0))
 	if e.ns < t {
 		return rtt{ns: t, at: now}
 	}
-	w := weight(now.Sub(e.at), decay)
+	w := weight(now-e.at, decay)
 	return rtt{ns: e.ns*w + t*(1-w), at: now}
 }
 
 // decayed returns the estimate at now with no round trip seen since at: it
 // decays towards zero (a round trip of zero, observed now), so an endpoint
 // idle for long enough is tried again.
-func (e rtt) decayed(now time.Time, decay time.Duration) rtt {
-	return rtt{ns: e.ns * weight(now.Sub(e.at), decay), at: now}
+func (e rtt) decayed(now, decay time.Duration) rtt {
+	return rtt{ns: e.ns * weight(now-e.at, decay), at: now}
 }
 
 // weight is the share of an estimate that remains after elapsed:

@@ -20,9 +20,9 @@ type ticket[K comparable, Req, Res any] struct {
 // Call sends req with the endpoint's permit and records the round trip
 // and its outcome in the endpoint's load.
 func (t *ticket[K, Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
-	var start time.Time
+	start := unread
 	if t.b.cfg.ewma {
-		start = time.Now()
+		start = t.b.clock()
 	}
 	res, err := t.p.Call(ctx, req)
 	t.b.finish(t.ep, ctx, start, err)
@@ -32,14 +32,14 @@ func (t *ticket[K, Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 // Release gives the endpoint's permit back, unused.
 func (t *ticket[K, Req, Res]) Release() {
 	_ = t.p.Release()
-	t.b.finish(t.ep, nil, time.Time{}, nil)
+	t.b.finish(t.ep, nil, unread, nil)
 }
 
 // finish ends a pick: the call is no longer in flight and, when it was
 // made (ctx not nil), its round trip counts towards the cost and its
 // failure against the endpoint; a call whose own caller gave up counts
 // for neither, and a refusal (see Refused) pauses the endpoint.
-func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Context, start time.Time, err error) {
+func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Context, start time.Duration, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ep.pending--
@@ -51,9 +51,9 @@ func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Co
 		ep.failing, ep.pauses = false, 0
 		return
 	}
-	now := time.Now()
+	now := b.clock()
 	if b.cfg.ewma {
-		ep.est = ep.est.observe(now.Sub(start), now, b.cfg.decay)
+		ep.est = ep.est.observe(now-start, now, b.cfg.decay)
 	}
 	if err == nil {
 		ep.failing, ep.pauses = false, 0
@@ -62,7 +62,7 @@ func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Co
 	ep.errs++
 	ep.failing, ep.failedAt = true, now
 	if b.cfg.refused(err) && !ep.removed {
-		b.pauseLocked(ep, err, now)
+		b.pauseLocked(ep, err, time.Now())
 	}
 }
 
