@@ -29,11 +29,12 @@ func (a *attempt) stop() { a.cancel() }
 // its caller seeing the end (the connection was closed).
 var errConnGone = status.Error(codes.Canceled, "troupegrpc: the stream ended before its caller read its status")
 
-// attempt is the Invoke leaf's work for a stream call: it opens a stream,
-// joins it to the call (sending it what the caller has sent), waits for
-// its header, receives the first response message when the caller asks
-// for one, and, if it wins, lasts until the stream ends.
-func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
+// attempt is the Invoke leaf's work for a stream call: it opens a stream
+// (on the connection on, InvokeOn's, or else with the interceptor's
+// streamer), joins it to the call (sending it what the caller has sent),
+// waits for its header, receives the first response message when the
+// caller asks for one, and, if it wins, lasts until the stream ends.
+func (s *stream) attempt(ctx context.Context, c *Call, on grpc.ClientConnInterface) (Result, error) {
 	s.mu.Lock()
 	refused := s.refusedLocked()
 	s.mu.Unlock()
@@ -47,7 +48,7 @@ func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
 	if res, err, ok := c.fl.enter(a); !ok {
 		return res, err
 	}
-	res, err := s.try(ctx, actx, a, c)
+	res, err := s.try(ctx, actx, a, c, on)
 	res, err = c.fl.leave(a, res, err)
 	a.out = err
 	if ce, ok := err.(*committedError); ok {
@@ -57,8 +58,14 @@ func (s *stream) attempt(ctx context.Context, c *Call) (Result, error) {
 }
 
 // try is an attempt's life, from opening its stream to its outcome.
-func (s *stream) try(ctx, actx context.Context, a *attempt, c *Call) (Result, error) {
-	cs, err := s.streamer(actx, s.desc, s.cc, s.method, c.opts...)
+func (s *stream) try(ctx, actx context.Context, a *attempt, c *Call, on grpc.ClientConnInterface) (Result, error) {
+	var cs grpc.ClientStream
+	var err error
+	if on != nil {
+		cs, err = on.NewStream(actx, s.desc, s.method, c.opts...)
+	} else {
+		cs, err = s.streamer(actx, s.desc, s.cc, s.method, c.opts...)
+	}
 	if err != nil {
 		close(a.headed)
 		return Result{}, ended(ctx, err)

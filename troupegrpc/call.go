@@ -128,21 +128,31 @@ type Result struct {
 // call runs on the goroutine of the caller that made it, and honours the
 // context the stages hand down: its deadline is the call's gRPC deadline.
 // A stream's attempt lasts as long as the stream, so that it holds its
-// permits for the stream's whole life.
+// permits for the stream's whole life. A call made through Conn has no
+// invoker to send with: under Conn, and in each endpoint of a balancer, the
+// leaf is InvokeOn, which sends on a connection of its own.
 //
 // The service is safe for concurrent use.
 func Invoke() *actors.FuncService[*Call, Result] {
 	return actors.Func(invoke, "troupegrpc.Invoke")
 }
 
-func invoke(ctx context.Context, c *Call) (Result, error) {
+func invoke(ctx context.Context, c *Call) (Result, error) { return sendOn(ctx, c, nil) }
+
+// sendOn is the work of the Invoke leaf (on nil: with the invoker or
+// streamer the interceptor was handed) and of InvokeOn's (on its
+// connection, on).
+func sendOn(ctx context.Context, c *Call, on grpc.ClientConnInterface) (Result, error) {
 	switch {
 	case c == nil:
 		return Result{}, ErrNilCall
 	case c.st != nil:
-		return c.st.attempt(ctx, c)
-	case c.invoker == nil:
-		return Result{}, ErrNilCall
+		if on == nil && c.st.streamer == nil {
+			return Result{}, ErrNoConn
+		}
+		return c.st.attempt(ctx, c, on)
+	case on == nil && c.invoker == nil:
+		return Result{}, ErrNoConn
 	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -161,7 +171,12 @@ func invoke(ctx context.Context, c *Call) (Result, error) {
 		res.Peer = new(peer.Peer)
 		opts = append(opts, grpc.Peer(res.Peer))
 	}
-	err := c.invoker(actx, c.method, c.req, res.Reply, c.cc, opts...)
+	var err error
+	if on != nil {
+		err = on.Invoke(actx, c.method, c.req, res.Reply, opts...)
+	} else {
+		err = c.invoker(actx, c.method, c.req, res.Reply, c.cc, opts...)
+	}
 	return c.fl.leave(a, res, ended(ctx, err))
 }
 

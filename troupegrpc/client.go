@@ -94,24 +94,32 @@ func UnaryClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOpt
 	cfg := newClientConfig(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		switch {
-		case svc == nil:
-			return toStatus(ErrNilService)
-		case cfg.bad != nil:
-			return toStatus(cfg.bad)
-		}
-		co := splitOpts(opts)
-		c := &Call{
-			method: method, kind: Unary, cc: cc, opts: co.rest,
-			header: len(co.header) > 0, peer: len(co.peer) > 0,
-			req: req, reply: typeOf(reply), invoker: invoker,
-		}
-		res, err := troupe.Do(ctx, svc, c)
-		c.fl.close() // no attempt touches req from here on
-		co.fill(res.Header, res.Trailer, res.Peer)
-		if err != nil {
-			return toStatus(err)
-		}
-		return toStatus(copyMsg(reply, res.Reply))
+		return unaryCall(ctx, svc, cfg, method, req, reply, cc, invoker, opts)
 	}
+}
+
+// unaryCall sends a unary call through svc: the unary interceptor's work,
+// and Conn's Invoke's (with no cc nor invoker: its leaf has a connection
+// of its own).
+func unaryCall(ctx context.Context, svc troupe.Service[*Call, Result], cfg clientConfig, method string, req, reply any,
+	cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
+	switch {
+	case svc == nil:
+		return toStatus(ErrNilService)
+	case cfg.bad != nil:
+		return toStatus(cfg.bad)
+	}
+	co := splitOpts(opts)
+	c := &Call{
+		method: method, kind: Unary, cc: cc, opts: co.rest,
+		header: len(co.header) > 0, peer: len(co.peer) > 0,
+		req: req, reply: typeOf(reply), invoker: invoker,
+	}
+	res, err := troupe.Do(ctx, svc, c)
+	c.fl.close() // no attempt touches req from here on
+	co.fill(res.Header, res.Trailer, res.Peer)
+	if err != nil {
+		return toStatus(err)
+	}
+	return toStatus(copyMsg(reply, res.Reply))
 }

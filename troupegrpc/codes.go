@@ -31,7 +31,7 @@ type grpcStatus interface{ GRPCStatus() *status.Status }
 //     restarted stage (troupe.ErrClosed, troupe.ErrRestarted), a failed
 //     connection (reconnect.ErrConnect) and a remote rate limiter that
 //     could not decide (ratelimit.ErrLimiter);
-//   - Internal for ErrNilService, ErrNoStream and ErrBadReply;
+//   - Internal for ErrNilService, ErrNoStream, ErrNoConn and ErrBadReply;
 //   - Unknown for anything else (a filter's rejection among them: a
 //     predicate that returns a status error chooses its code).
 //
@@ -59,7 +59,7 @@ func Code(err error) codes.Code {
 		errors.Is(err, troupe.ErrRestarted), errors.Is(err, reconnect.ErrConnect),
 		errors.Is(err, ratelimit.ErrLimiter):
 		return codes.Unavailable
-	case errors.Is(err, ErrNilService), errors.Is(err, ErrNoStream), errors.Is(err, ErrBadReply):
+	case errors.Is(err, ErrNilService), errors.Is(err, ErrNoStream), errors.Is(err, ErrNoConn), errors.Is(err, ErrBadReply):
 		return codes.Internal
 	}
 	return codes.Unknown

@@ -1,7 +1,9 @@
 // Package troupegrpc runs gRPC calls through troupe stacks, on both sides:
 // client interceptors that send every call, unary or streaming, through
 // any stack (limit, timeout, retry, hedge, rate limit, breaker...), and
-// server interceptors that use a stack as admission control.
+// server interceptors that use a stack as admission control; and, for a
+// balancer over several backends, the leaf that sends on a connection of
+// its own (InvokeOn) and a client connection over a stack (Conn).
 //
 //	stack, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
 //		Limit(20).
@@ -81,6 +83,39 @@
 // the context the stages hand down: a Timeout's deadline is the one the
 // server sees. On the server, the incoming deadline bounds the wait for
 // admission, and the handler runs with the stack's context.
+//
+// # Balancing over backends
+//
+// A balancer (package balance) whose endpoints are connections, one per
+// backend, sends each attempt to the backend it picks. Endpoints makes the
+// endpoints, for balance.Poll or a discovery channel: for each address it
+// dials a connection and builds a supervised pipeline of its own (a limit,
+// a breaker, a timeout per backend) over InvokeOn, the leaf that sends on
+// that connection instead of with the interceptor's invoker. Conn is the
+// client side: a grpc.ClientConnInterface over the stack outside the
+// balancer, which generated clients take as they take a
+// *grpc.ClientConn:
+//
+//	dial := func(addr string) (*grpc.ClientConn, error) { return grpc.NewClient(addr, creds) }
+//	bal, err := balance.New(balance.Poll(10*time.Second, resolve, troupegrpc.Endpoints(sys, dial, perBackend)))
+//	stack, err := stages.Stack[*troupegrpc.Call, troupegrpc.Result]().
+//		Timeout(5 * time.Second).Layer(troupegrpc.Retry(2, bo)).Build(sys, bal)
+//	client := pb.NewInventoryClient(troupegrpc.Conn(stack))
+//
+// Unary calls and streams both go through it, each attempt to one
+// endpoint; a stream holds its endpoint, counted in its load, for its whole
+// life. A Retry outside the balancer sends an attempt after one that
+// failed to another backend: an endpoint whose last call failed (with
+// UNAVAILABLE, say, or the error of a stage inside the endpoint) loses
+// every pair for a cooldown (balance.FailureCooldown), and a hedge outside
+// goes to another endpoint too. A slow backend fails an attempt only
+// through a Timeout inside its endpoint, whose DEADLINE_EXCEEDED the
+// balancer counts against it (a Policy with RetryOn(codes.Unavailable,
+// codes.ResourceExhausted, codes.DeadlineExceeded) retries it); a Timeout
+// outside the balancer expires the attempt's context, which the balancer
+// does not count, as it does not count a caller's giving up. A removed
+// endpoint's calls in flight finish; then the balancer closes its pipeline
+// and its connection.
 //
 // # Admission control
 //

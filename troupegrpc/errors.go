@@ -21,6 +21,13 @@ var ErrNilCall = errors.New("troupegrpc: nil call")
 // is Internal.
 var ErrNoStream = errors.New("troupegrpc: the stack returned without opening a stream")
 
+// ErrNoConn is matched by the error of a call whose leaf has no
+// connection to send it on: a call made through Conn, which has none, to
+// a stack whose leaf is Invoke, which sends on the interceptor's. End
+// such a stack in InvokeOn (each endpoint of a balancer does: see
+// Endpoints). Its code is Internal.
+var ErrNoConn = errors.New("troupegrpc: the call has no connection to go on: end the stack in InvokeOn")
+
 // ErrBadReply is matched by the error of a unary call whose stack answered
 // with a reply the caller's message cannot take: none, or one of another
 // type (a leaf other than Invoke). Its code is Internal.

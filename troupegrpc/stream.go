@@ -40,34 +40,42 @@ func StreamClientInterceptor(svc troupe.Service[*Call, Result], opts ...ClientOp
 	cfg := newClientConfig(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		switch {
-		case svc == nil:
-			return nil, toStatus(ErrNilService)
-		case cfg.bad != nil:
-			return nil, toStatus(cfg.bad)
-		}
-		if desc == nil {
-			desc = &grpc.StreamDesc{}
-		}
-		s := &stream{
-			ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer,
-			opts: splitOpts(opts), limit: cfg.replayLimit,
-			want: make(chan struct{}), first: make(chan struct{}), end: make(chan struct{}),
-			changed: make(chan struct{}), opened: make(chan struct{}), done: make(chan struct{}),
-		}
-		c := &Call{method: method, kind: kindOf(desc), cc: cc, opts: s.opts.rest, st: s}
-		go s.run(svc, c)
-		select {
-		case <-s.opened:
-			return s, nil
-		case <-s.done:
-		}
-		select {
-		case <-s.opened:
-			return s, nil
-		default:
-			return nil, s.final(nil)
-		}
+		return streamCall(ctx, svc, cfg, desc, cc, method, streamer, opts)
+	}
+}
+
+// streamCall opens a stream call through svc: the stream interceptor's
+// work, and Conn's NewStream's (with no cc nor streamer: its leaf has a
+// connection of its own).
+func streamCall(ctx context.Context, svc troupe.Service[*Call, Result], cfg clientConfig, desc *grpc.StreamDesc,
+	cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts []grpc.CallOption) (grpc.ClientStream, error) {
+	switch {
+	case svc == nil:
+		return nil, toStatus(ErrNilService)
+	case cfg.bad != nil:
+		return nil, toStatus(cfg.bad)
+	}
+	if desc == nil {
+		desc = &grpc.StreamDesc{}
+	}
+	s := &stream{
+		ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer,
+		opts: splitOpts(opts), limit: cfg.replayLimit,
+		want: make(chan struct{}), first: make(chan struct{}), end: make(chan struct{}),
+		changed: make(chan struct{}), opened: make(chan struct{}), done: make(chan struct{}),
+	}
+	c := &Call{method: method, kind: kindOf(desc), cc: cc, opts: s.opts.rest, st: s}
+	go s.run(svc, c)
+	select {
+	case <-s.opened:
+		return s, nil
+	case <-s.done:
+	}
+	select {
+	case <-s.opened:
+		return s, nil
+	default:
+		return nil, s.final(nil)
 	}
 }
 
@@ -80,7 +88,7 @@ type stream struct {
 	desc     *grpc.StreamDesc
 	cc       *grpc.ClientConn
 	method   string
-	streamer grpc.Streamer
+	streamer grpc.Streamer // nil for Conn's: its leaf has a connection of its own
 	opts     callOpts
 	limit    int
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 
@@ -20,9 +21,10 @@ type ClientOption func(*clientConfig)
 // clientConfig is the leaf's configuration; set by Send or Client, then
 // read-only.
 type clientConfig struct {
-	hold  []int // statuses whose bodies are held in memory
-	limit int64 // the most bytes held per body
-	bad   error // an option's error: Client's service refuses to be built
+	hold  []int    // statuses whose bodies are held in memory
+	limit int64    // the most bytes held per body
+	base  *url.URL // BaseURL's: where every request goes; nil: where its URL says
+	bad   error    // an option's error: Client's service refuses to be built
 }
 
 // defaultRetryStatuses are the statuses worth another attempt: 429 Too
@@ -111,7 +113,8 @@ func HoldLimit(n int64) ClientOption {
 // The request itself is not modified: the leaf sends a shallow copy when
 // the context differs, or when the request is one a server received
 // (RequestURI set, as httputil.ReverseProxy forwards it), which
-// http.Client refuses: the copy has no RequestURI. Its body is closed by
+// http.Client refuses: the copy has no RequestURI; with BaseURL, the copy
+// has a URL of its own, pointing at the base URL. Its body is closed by
 // c's transport, as always.
 //
 // The service is safe for concurrent use if c is (an *http.Client is).
@@ -165,6 +168,12 @@ func (l *leaf) do(ctx context.Context, req *http.Request) (*http.Response, error
 			out = req.WithContext(req.Context())
 		}
 		out.RequestURI = "" // http.Client refuses a server's request
+	}
+	if l.cfg.base != nil {
+		if out == req {
+			out = req.WithContext(req.Context())
+		}
+		rebase(out, l.cfg.base)
 	}
 	res, err := l.send(out)
 	if err != nil {

@@ -98,6 +98,45 @@
 // limit (ErrBodyTooLarge beyond it); a proxy does it in its Rewrite for the
 // requests it wants retried.
 //
+// # Balancing over replicas
+//
+// A balancer (package balance) whose endpoints are base URLs spreads the
+// requests over the replicas of one API. Each endpoint is a supervised
+// pipeline of its own (balance.Pipelines: a limit, a breaker, a timeout per
+// replica) over a Send leaf with BaseURL, which sends a copy of each
+// request to its replica's base URL, the caller's request never changed;
+// the stack outside the balancer goes in a Transport, for an http.Client
+// or a ReverseProxy, whose requests name the API's logical URL:
+//
+//	replica := func(base string) supervisor.Build[*http.Request, *http.Response] {
+//		return func(h troupe.Host) (troupe.Service[*http.Request, *http.Response], error) {
+//			return stages.Stack[*http.Request, *http.Response]().Limit(32).
+//				Build(h, troupehttp.Send(tr, troupehttp.BaseURL(base)))
+//		}
+//	}
+//	bal, err := balance.New(balance.Poll(10*time.Second, resolve, balance.Pipelines(sys, replica)))
+//	stack, err := stages.Stack[*http.Request, *http.Response]().
+//		Timeout(5 * time.Second).Layer(troupehttp.Retry(2, bo)).Build(sys, bal)
+//	hc := &http.Client{Transport: troupehttp.Transport(stack)} // hc.Get("http://inventory/items/7")
+//	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(inventory) },
+//		Transport: troupehttp.Transport(stack), ErrorHandler: troupehttp.ErrorHandler}
+//
+// Each replica gets its own host in the Host header, unless the request
+// sets another (see BaseURL). A Retry outside the balancer copies the
+// request for each attempt (CloneRequest), and the balancer sends an
+// attempt after one that failed to another replica: an endpoint whose last
+// call failed loses every pair for a cooldown (balance.FailureCooldown). A
+// failure, to the balancer, is an error: a transport error (a replica
+// down), or the error of a stage inside the endpoint, such as a Timeout
+// there that a slow replica outlasts (a Timeout outside the balancer
+// expires the attempt's context, which it does not count, as it does not
+// count a caller's giving up). A 503 is a response, which it does not
+// count: a Breaker per endpoint that counts it (breaker.Classify with
+// IsFailure) opens, refuses the next call at once, and the balancer leaves
+// the replica out until the breaker lets calls through again. A removed
+// replica's calls in flight finish, and their bodies stream on after its
+// pipeline is closed.
+//
 // # Contexts
 //
 // The leaf sends each request with the context the stages hand down (a

@@ -14,7 +14,8 @@ import (
 // takes, a server's request forwarded by httputil.ReverseProxy (RequestURI
 // set) included: the request is handed to rt.RoundTrip unchanged but for
 // its context (a shallow copy with the call's context, when that
-// differs).
+// differs) and, with the BaseURL option, its URL and Host (the copy goes
+// to the base URL: the leaf of a balancer's endpoint).
 //
 // Like every actors.Func, the call runs on the goroutine of the caller
 // that made it, may block, and is bounded by the call's context: the
