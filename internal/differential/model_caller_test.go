@@ -15,6 +15,8 @@ type world struct {
 	callers  []*mcaller
 	by       *mcaller // the caller whose own goroutine runs the current event; nil for another goroutine
 	racy     bool     // the script raced two goroutines at one instant (see deliver)
+	raced    bool     // two goroutines at once touched state at one instant, in an order that matters (see tracked)
+	setup    bool     // building the stacks (the balancers' endpoints are inserted one by one, each settled)
 	// The last caller that began work, when, and whether a call into a
 	// service was among what it began then (see pickedUp).
 	pickAt     time.Duration
@@ -22,10 +24,12 @@ type world struct {
 	pickNested bool
 }
 
-// call is one downstream call: whose, which (0 first), and when it started.
+// call is one downstream call: whose, which (0 first), when it started,
+// and below which endpoints and services (see mleaf).
 type call struct {
 	id, n int
 	at    time.Duration
+	ep    string
 }
 
 // mcaller is a caller and its goroutine: the call's outcome once
@@ -47,14 +51,16 @@ type mcaller struct {
 	inLine   func()   // while its request waits in the entry stage's line: leave it
 	parent   *mcaller // a call made on another caller's goroutine (nested), or nil
 	onRet    func()   // a nested call's: what its return does
+	inCall   bool     // in a call through a service that is not a stage: what it waits for is its own
 }
 
 type leafWork struct {
-	r    *mreq
-	k    kont
-	fn   func() outcome // not the downstream: a function of troupe's user (a fallback), instant
-	call mstage         // not the downstream: a call of its own into this service, with a unit reserved (a SpawnReady's)
-	at   time.Duration  // when it was handed to the caller
+	r      *mreq
+	k      kont
+	leaf   mleaf          // the downstream it calls
+	fn     func() outcome // not the downstream: a function of troupe's user (a fallback), instant
+	permit *mpermit       // not the downstream itself: a call with a permit (an adapted service's, see madapter)
+	at     time.Duration  // when it was handed to the caller
 }
 
 type running struct {
@@ -107,7 +113,7 @@ func (c *mcaller) deliver(o outcome) {
 // loop is the caller's wait: it returns once answered and free, runs the
 // work handed to it, and gives up when its context has ended.
 func (c *mcaller) loop() {
-	if c.busy != nil || c.returned {
+	if c.busy != nil || c.returned || c.inCall {
 		return
 	}
 	switch {
@@ -151,8 +157,8 @@ func (c *mcaller) ret() {
 	work := c.work
 	c.work = nil
 	for _, lw := range work {
-		if lw.call != nil {
-			lw.call.unreserve()
+		if lw.permit != nil {
+			lw.permit.release()
 		}
 		lw.k(fail(c.gone))
 	}
@@ -161,16 +167,16 @@ func (c *mcaller) ret() {
 	}
 }
 
-// handTo gives leaf work to the caller (the leaf's Send).
-func (c *mcaller) handTo(r *mreq, k kont) { c.hand(&leafWork{r: r, k: k}) }
+// handTo gives the downstream's work to the caller (the leaf's Send).
+func (c *mcaller) handTo(l mleaf, r *mreq, k kont) { c.hand(&leafWork{r: r, k: k, leaf: l}) }
 
 // hand gives lw to the caller: it runs it on its goroutine, in turn; a
 // request whose work runs on a goroutine of its own (a hedge's) runs it
 // there at once; a caller gone answers it with its error.
 func (c *mcaller) hand(lw *leafWork) {
 	if c.gone != "" {
-		if lw.call != nil {
-			lw.call.unreserve()
+		if lw.permit != nil {
+			lw.permit.release()
 		}
 		lw.k(fail(c.gone))
 		return
@@ -199,14 +205,9 @@ func (c *mcaller) handFn(r *mreq, fn func() outcome, k kont) {
 	c.hand(&leafWork{r: r, k: k, fn: fn})
 }
 
-// handCall gives the caller a call of its own into svc, a unit of which is
-// reserved, to make on its goroutine (a SpawnReady's permit).
-func (c *mcaller) handCall(r *mreq, svc mstage, k kont) {
-	c.hand(&leafWork{r: r, k: k, call: svc})
-}
-
-// run runs leaf work: the script says how long it takes, what it returns,
-// and whether it honours its context.
+// run runs leaf work, on the caller's goroutine (or one of its own, for a
+// detached request): a function of the user's, a call with a permit, or
+// the downstream's function (leafCall).
 func (c *mcaller) run(lw *leafWork) {
 	w := c.w
 	ctx := newCtx(lw.r.ctx)
@@ -216,13 +217,11 @@ func (c *mcaller) run(lw *leafWork) {
 	}
 	c.running++
 	ended := false
-	var ev *event
 	end := func(o outcome) {
 		if ended {
 			return
 		}
 		ended = true
-		w.stop(ev)
 		ctx.settled = true
 		if c.busy == run {
 			c.busy = nil
@@ -246,12 +245,20 @@ func (c *mcaller) run(lw *leafWork) {
 		end(lw.fn())
 		return
 	}
-	if lw.call != nil {
-		w.pickedUp(c, true)
-		c.nested(lw.call, ctx, end)
+	if lw.permit != nil {
+		w.pickedUp(c, lw.permit.nested(lw.r))
+		lw.permit.call(c, lw.r, ctx, end)
 		return
 	}
 	w.pickedUp(c, false)
+	c.leafCall(lw.leaf, lw.r, ctx, end)
+}
+
+// leafCall is the downstream's function l on c's goroutine, with ctx: the
+// script says how long it takes, what it returns, and whether it honours
+// its context; an endpoint slow or failing below it changes that.
+func (c *mcaller) leafCall(l mleaf, r *mreq, ctx *mctx, end func(outcome)) {
+	w := c.w
 	n := w.attempts[c.id]
 	w.attempts[c.id]++
 	for _, p := range w.calls {
@@ -259,17 +266,30 @@ func (c *mcaller) run(lw *leafWork) {
 			w.racy = true // two calls of one caller at one instant: which is which is the scheduler's choice
 		}
 	}
-	w.calls = append(w.calls, call{id: c.id, n: n, at: w.now})
+	w.calls = append(w.calls, call{id: c.id, n: n, at: w.now, ep: l.path})
 	st := w.sc.step(c.id, n)
+	lat, o := st.lat+l.extra, st.outcome(c.id, n)
+	if l.failing {
+		lat, o = st.lat/8, fail("leaf")
+	}
 	by := c
-	if lw.r.detached {
+	if r.detached {
 		by = nil
 	}
-	ev = w.after(st.lat, func() { w.by = by; end(st.outcome(c.id, n)) })
+	over := false
+	var ev *event
+	finish := func(o outcome) {
+		if !over {
+			over = true
+			w.stop(ev)
+			end(o)
+		}
+	}
+	ev = w.after(lat, func() { w.by = by; finish(o) })
 	if !st.stubborn {
 		ctx.onEnd(func() {
 			w.stop(ev)
-			w.after(reaction(c.id), func() { w.by = by; end(fail(ctx.Err())) })
+			w.after(reaction(c.id), func() { w.by = by; finish(fail(ctx.Err())) })
 		})
 	}
 }
@@ -280,9 +300,7 @@ func (c *mcaller) run(lw *leafWork) {
 // of their calls a stage takes first is the scheduler's choice (a rate
 // limit's unit goes to whichever is taken first).
 func (w *world) pickedUp(c *mcaller, nested bool) {
-	if c.parent != nil {
-		c = c.parent
-	}
+	c = c.root()
 	if w.pickAt == w.now && w.pickBy != c && (nested || w.pickNested) {
 		w.racy = true
 	}
@@ -298,7 +316,7 @@ func (w *world) pickedUp(c *mcaller, nested bool) {
 // whose outcome ends the work that made it. Its downstream calls count as
 // the caller's.
 func (c *mcaller) nested(svc mstage, ctx *mctx, end func(outcome)) {
-	sub := &mcaller{w: c.w, id: c.id, ctx: ctx, parent: c}
+	sub := &mcaller{w: c.w, id: c.id, ctx: ctx, parent: c.root()}
 	sub.onRet = func() { end(sub.out) }
 	r := &mreq{c: sub, ctx: ctx, id: c.id}
 	if ctx.Err() != "" {

@@ -1,6 +1,9 @@
 package differential
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // mstage is a service in the model, seen from the stage outside it.
 type mstage interface {
@@ -17,14 +20,20 @@ type waiter struct {
 }
 
 // mleaf is the downstream function: always ready; its work goes to the
-// caller.
-type mleaf struct{}
+// caller. Below a balancer's endpoints and a steer's services, path names
+// them (b1: endpoint 1; s0: service 0, outermost first), and the endpoints
+// make it slower by extra, or failing.
+type mleaf struct {
+	path    string
+	extra   time.Duration
+	failing bool
+}
 
 func (mleaf) tryReserve() bool          { return true }
 func (mleaf) reserveAsync(*waiter) bool { return true }
 func (mleaf) cancelWait(*waiter) bool   { return false }
 func (mleaf) unreserve()                {}
-func (mleaf) send(r *mreq, k kont)      { r.c.handTo(r, k) }
+func (l mleaf) send(r *mreq, k kont)    { r.c.handTo(l, r, k) }
 
 const unbounded = math.MaxInt32
 
@@ -60,6 +69,7 @@ type mbox struct {
 	// request (an Adaptive limit reports its starting limit with its
 	// first); seen: it has.
 	afterFirst, seen bool
+	tr               tracked // its units, as goroutines touch them
 	// The stages it handed requests on to while it had more work waiting:
 	// they run once it has finished the message it is on, with the stage
 	// free meanwhile (troupe's mailbox.PostFrom, which spreads a loaded
@@ -73,6 +83,7 @@ type msg struct {
 }
 
 func (b *mbox) tryReserve() bool {
+	b.touchUnits(false)
 	if b.blocked || len(b.line) > 0 || b.used >= b.cap {
 		return false
 	}
@@ -90,6 +101,7 @@ func (b *mbox) reserveAsync(w *waiter) bool {
 }
 
 func (b *mbox) cancelWait(w *waiter) bool {
+	b.touchUnits(false)
 	if !w.listed {
 		return false
 	}
@@ -106,6 +118,7 @@ func (b *mbox) cancelWait(w *waiter) bool {
 func (b *mbox) unreserve() { b.free() }
 
 func (b *mbox) free() {
+	b.touchUnits(false)
 	b.used--
 	b.grant()
 }

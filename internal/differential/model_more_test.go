@@ -200,7 +200,11 @@ func (w *world) breaker(n, min, trials int, delay time.Duration, inner mstage) m
 		br.advance()
 		if !br.admit() {
 			b.free()
-			m.k(fail("open"))
+			o := fail("open")
+			if br.state == 1 {
+				o.retryAt = br.retryAt // a *breaker.OpenError's RetryAt; zero when half-open
+			}
+			m.k(o)
 			return false
 		}
 		k, ctx, epoch := m.k, m.r.ctx, br.epoch
@@ -363,28 +367,29 @@ func (w *world) abandon(d time.Duration, inner mstage) mstage {
 // inner service is ready, a unit is won in the background first), and the
 // call runs with the permit it won on the caller's goroutine, as a call of
 // its own into the inner service.
-func (w *world) spawnready(c int, inner mstage) mstage {
+func (w *world) spawnready(c int, inner msvc) mstage {
 	b := w.stage(c, &madapter{w: w, svc: inner})
 	b.take = b.forward
 	return b
 }
 
-// madapter is troupe's Adapt over a service: units won in the background.
+// madapter is troupe's Adapt over a service: permits won in the
+// background, spent last first.
 type madapter struct {
 	w       *world
-	svc     mstage
-	ready   int // units won, not yet spent
-	claimed int // of those, promised to a reserver
+	svc     msvc
+	ready   []*mpermit // won, not yet spent
+	claimed int        // of those, promised to a reserver
 	waits   map[*waiter]*bgWait
 }
 
 type bgWait struct {
 	cancelled bool
-	inner     *waiter // its wait in the inner service's line, if any
+	cancel    func() bool // withdraws its Reserve's wait, if it waits
 }
 
 func (a *madapter) tryReserve() bool {
-	if a.ready > a.claimed {
+	if len(a.ready) > a.claimed {
 		a.claimed++
 		return true
 	}
@@ -400,13 +405,13 @@ func (a *madapter) reserveAsync(w *waiter) bool {
 	}
 	bg := &bgWait{}
 	a.waits[w] = bg
-	won := func() {
+	won := func(p *mpermit) {
 		if bg.cancelled {
-			a.svc.unreserve() // cancelled: what came anyway goes back
+			p.release() // cancelled: what came anyway goes back
 			return
 		}
 		delete(a.waits, w)
-		a.ready++
+		a.ready = append(a.ready, p)
 		a.claimed++ // promised to w
 		w.grant()
 	}
@@ -414,13 +419,12 @@ func (a *madapter) reserveAsync(w *waiter) bool {
 		if bg.cancelled {
 			return
 		}
-		iw := &waiter{}
-		iw.grant = func() { a.w.at(a.w.now, won) } // its Reserve returns: that goroutine goes on
-		if a.svc.reserveAsync(iw) {
-			won()
+		p, cancel := a.w.reserve(a.svc, false, won)
+		if p != nil {
+			won(p)
 			return
 		}
-		bg.inner = iw
+		bg.cancel = cancel
 	})
 	return false
 }
@@ -432,30 +436,28 @@ func (a *madapter) cancelWait(w *waiter) bool {
 	}
 	delete(a.waits, w)
 	bg.cancelled = true
-	if bg.inner != nil && a.svc.cancelWait(bg.inner) {
-		bg.inner = nil
+	if bg.cancel != nil && bg.cancel() {
+		bg.cancel = nil
 	}
 	return true
 }
 
-func (a *madapter) unreserve() {
-	a.ready--
+func (a *madapter) take() *mpermit {
+	n := len(a.ready)
+	p := a.ready[n-1]
+	a.ready = a.ready[:n-1]
 	a.claimed--
-	a.svc.unreserve()
+	return p
 }
 
-// send hands the caller the call with the unit won, to make on its
+func (a *madapter) unreserve() { a.take().release() }
+
+// send hands the caller the call with the permit won, to make on its
 // goroutine. Over a stage it is a call of its own into that stage (the
 // stage's permit: a root frame of its own, which gives a caller whose
 // context ended that context's error); over the downstream it is the
 // downstream's function itself (a Func's permit calls it, nothing
 // between), whose outcome goes up as it is, as any leaf work's does.
 func (a *madapter) send(r *mreq, k kont) {
-	a.ready--
-	a.claimed--
-	if _, ok := a.svc.(mleaf); ok {
-		r.c.handTo(r, k)
-		return
-	}
-	r.c.handCall(r, a.svc, k)
+	r.c.hand(&leafWork{r: r, k: k, permit: a.take()})
 }

@@ -16,6 +16,12 @@ type event struct {
 	fn   func()
 	dead bool
 	idx  int
+	// The event that scheduled this one at its own instant (the goroutine
+	// that woke this one's), and how many steps it had taken then (see
+	// cameBefore); nil for one scheduled ahead (a timer) or at the start.
+	parent *event
+	fork   int
+	steps  int
 }
 
 type evq []*event
@@ -38,14 +44,36 @@ type sim struct {
 	seq    int
 	q      evq
 	before func() // runs before each event
+	cur    *event // the event running
 }
 
 // at runs fn at time t (never before now).
 func (s *sim) at(t time.Duration, fn func()) *event {
 	s.seq++
 	e := &event{at: max(t, s.now), seq: s.seq, fn: fn}
+	if s.cur != nil && e.at == s.now {
+		e.parent, e.fork = s.cur, s.cur.steps
+		s.cur.steps++
+	}
 	heap.Push(&s.q, e)
 	return e
+}
+
+// cameBefore reports whether step step of event p, at the current
+// instant, comes before what event e does now: e is p, or p woke e's
+// goroutine (or one that woke it, and so on) after that step. Otherwise
+// the two goroutines run at once, and which goes first is the scheduler's
+// choice.
+func (s *sim) cameBefore(p *event, step int, e *event) bool {
+	if p == e {
+		return true
+	}
+	for ; e.parent != nil; e = e.parent {
+		if e.parent == p {
+			return step < e.fork
+		}
+	}
+	return false
 }
 
 func (s *sim) after(d time.Duration, fn func()) *event { return s.at(s.now+d, fn) }
@@ -71,7 +99,9 @@ func (s *sim) run(limit time.Duration) {
 		if s.before != nil {
 			s.before()
 		}
+		s.cur = e
 		e.fn()
+		s.cur = nil
 	}
 }
 
@@ -144,6 +174,9 @@ func (c *mctx) onEnd(f func()) {
 type outcome struct {
 	v   int
 	err string // "" for a value
+	// An open breaker's refusal: when it lets calls through again (what
+	// a balancer pauses the endpoint for); not part of what a caller gets.
+	retryAt time.Duration
 }
 
 func fail(class string) outcome { return outcome{err: class} }

@@ -362,7 +362,7 @@ func (ss *msession) outcome(o outcome) {
 	rt := ss.rt
 	final := o.err == "" || o.err == "panic" || ss.m.r.c.answered || ss.ctx.Err() != ""
 	if !final && ss.retries >= rt.max {
-		o = fail("exhausted/" + o.err)
+		o.err = "exhausted/" + o.err
 		final = true
 	}
 	if final {

@@ -48,6 +48,40 @@ type layer struct {
 	n      int           // limit, buffer, loadshed, adaptive: capacity; retry: max; ratelimit: num; breaker: window
 	d      time.Duration // timeout, abandon; retry: backoff; ratelimit: per; hedge: delay; breaker: open delay; asyncfilter: the check's time
 	min, k int           // breaker: min calls, trials
+	bare   bool          // steer: its last service is the downstream itself, not a copy of the stack below
+	// balance: its endpoints (each a copy of the stack below), its cost
+	// (peak-EWMA with decay, or pending requests), its failure cooldown
+	// and the seed of its picks.
+	eps      []endpoint
+	ewma     bool
+	decay    time.Duration
+	cooldown time.Duration
+	seed     uint64
+}
+
+// endpoint is one endpoint of a balancer: how the downstream below it
+// differs, and when it is removed.
+type endpoint struct {
+	extra    time.Duration // slow: added to the latency of every call below it
+	failing  bool          // every call below it fails, in an eighth of its latency
+	removeAt time.Duration // removed then (0: never)
+}
+
+func (e endpoint) String() string {
+	s := ""
+	if e.extra > 0 {
+		s += fmt.Sprintf(" +%v", e.extra)
+	}
+	if e.failing {
+		s += " failing"
+	}
+	if e.removeAt > 0 {
+		s += fmt.Sprintf(" removed at %v", e.removeAt)
+	}
+	if s == "" {
+		return "ok"
+	}
+	return s[1:]
 }
 
 func (l layer) String() string {
@@ -62,6 +96,19 @@ func (l layer) String() string {
 		return fmt.Sprintf("retry(%d, %v)", l.n, l.d)
 	case "ratelimit":
 		return fmt.Sprintf("ratelimit(%d/%v)", l.n, l.d)
+	case "andthen":
+		return fmt.Sprintf("andthen(%v)", l.d)
+	case "steer":
+		if l.bare {
+			return fmt.Sprintf("steer(%d copies, then the downstream)", l.n-1)
+		}
+		return fmt.Sprintf("steer(%d)", l.n)
+	case "balance":
+		cost := "pending"
+		if l.ewma {
+			cost = fmt.Sprintf("ewma %v", l.decay)
+		}
+		return fmt.Sprintf("balance(%v, %s, cooldown %v, seed %d)", l.eps, cost, l.cooldown, l.seed)
 	}
 	return l.kind
 }
@@ -78,7 +125,24 @@ type script struct {
 	layers  []layer
 	callers []arrival
 	steps   map[[2]int]step
+	routes  []int // by caller: what a Steer's picker makes of its request (see route)
 	salt    int64
+}
+
+// route is the service a Steer of n services picks for caller id: -1 is
+// out of range, -2 panics.
+func (s *script) route(id, n int) int {
+	r := 0
+	if id < len(s.routes) {
+		r = s.routes[id]
+	}
+	switch r {
+	case -2:
+		panic("the picker panicked")
+	case -1:
+		return n
+	}
+	return r % n
 }
 
 // step is caller id's n-th call's step (a quick success past the drawn
@@ -102,6 +166,9 @@ func (s *script) String() string {
 			}
 			fmt.Fprintf(&b, " [%s]", st)
 		}
+		if i < len(s.routes) {
+			fmt.Fprintf(&b, " route %d", s.routes[i])
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -118,7 +185,23 @@ func rejects(id int) bool { return id%4 == 3 }
 
 // kinds are the stages the model knows.
 var kinds = []string{"limit", "timeout", "retry", "ratelimit", "buffer", "loadshed", "filter", "fallback",
-	"hedge", "breaker", "asyncfilter", "abandon", "adaptive", "spawnready"}
+	"hedge", "breaker", "asyncfilter", "abandon", "adaptive", "spawnready",
+	"mapreq", "mapres", "maperr", "andthen", "steer", "balance"}
+
+// multi are the kinds over copies of the stack below them; a stack has at
+// most two.
+func multi(kind string) bool { return kind == "steer" || kind == "balance" }
+
+// isStage reports whether kind is a stage (with an actor): the mapping
+// combinators, Steer and the balancer are services of another kind, which
+// a stage outside them reaches through troupe's Adapt.
+func isStage(kind string) bool {
+	switch kind {
+	case "mapreq", "mapres", "maperr", "andthen", "steer", "balance":
+		return false
+	}
+	return true
+}
 
 // Times are drawn in microseconds from wide ranges, each with a salt of
 // nanoseconds of its own, so that two events the outcome depends on almost
@@ -134,16 +217,26 @@ func drawScript(t *rapid.T) *script {
 	s := &script{steps: map[[2]int]step{}}
 	drawDur := s.drawDur
 	depth := rapid.IntRange(2, 5).Draw(t, "depth")
-	spawned := false
+	adapted, stageAbove, multis := false, false, 0
 	for i := range depth {
 		k := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
-		if k == "ratelimit" && spawned {
-			// Below a SpawnReady each permit's call enters on its caller's
-			// goroutine, and a rate limit spends its unit on whichever it
-			// takes first: callers that win permits at one instant race.
+		if k == "ratelimit" && adapted {
+			// Below a SpawnReady, or a service that is not a stage with a
+			// stage above it (which adapts it), or a balancer (whose
+			// watchers reserve on its endpoints), permits are won on
+			// goroutines of their own and each permit's call enters on
+			// its caller's goroutine, and a rate limit spends its unit on
+			// whichever it takes first: those that go at one instant race.
 			k = "limit"
 		}
-		spawned = spawned || k == "spawnready"
+		if multi(k) && multis == 2 {
+			k = "mapreq"
+		}
+		if multi(k) {
+			multis++
+		}
+		adapted = adapted || k == "spawnready" || k == "balance" || !isStage(k) && stageAbove
+		stageAbove = stageAbove || isStage(k)
 		l := layer{kind: k}
 		switch k {
 		case "limit", "buffer", "adaptive":
@@ -169,6 +262,33 @@ func drawScript(t *rapid.T) *script {
 		case "ratelimit":
 			l.n = rapid.IntRange(1, 3).Draw(t, "num")
 			l.d = drawDur(t, "per", 20*time.Millisecond, 120*time.Millisecond)
+		case "andthen":
+			l.d = drawDur(t, "andthen wait", 100*time.Microsecond, 20*time.Millisecond)
+		case "steer":
+			l.n = rapid.IntRange(2, 3).Draw(t, "services")
+			l.bare = rapid.Bool().Draw(t, "bare?")
+		case "balance":
+			l.n = rapid.IntRange(2, 3).Draw(t, "endpoints")
+			kept := rapid.IntRange(0, l.n-1).Draw(t, "kept") // one endpoint is never removed
+			for e := range l.n {
+				var ep endpoint
+				if rapid.IntRange(0, 2).Draw(t, "slow?") == 0 {
+					ep.extra = drawDur(t, "extra", 5*time.Millisecond, 60*time.Millisecond)
+				}
+				ep.failing = rapid.IntRange(0, 3).Draw(t, "failing?") == 0
+				if e != kept && rapid.IntRange(0, 2).Draw(t, "removed?") == 0 {
+					ep.removeAt = drawDur(t, "removed at", time.Millisecond, 300*time.Millisecond)
+				}
+				l.eps = append(l.eps, ep)
+			}
+			l.ewma = rapid.Bool().Draw(t, "ewma?")
+			if l.ewma {
+				l.decay = drawDur(t, "decay", 20*time.Millisecond, 2*time.Second)
+			}
+			if rapid.IntRange(0, 2).Draw(t, "cooldown?") > 0 {
+				l.cooldown = drawDur(t, "cooldown", 5*time.Millisecond, 300*time.Millisecond)
+			}
+			l.seed = rapid.Uint64().Draw(t, "seed")
 		}
 		s.layers = append(s.layers, l)
 	}
@@ -194,6 +314,20 @@ func drawScript(t *rapid.T) *script {
 			s.steps[[2]int{i, c}] = st
 		}
 	}
+	if multis > 0 {
+		for range s.callers {
+			r := rapid.IntRange(0, 11).Draw(t, "route")
+			switch r {
+			case 0:
+				r = -2
+			case 1:
+				r = -1
+			default:
+				r = (r - 2) % 3
+			}
+			s.routes = append(s.routes, r)
+		}
+	}
 	return s
 }
 
@@ -214,7 +348,11 @@ type record struct {
 	outs  []outcome
 	rets  []time.Duration
 	calls []call
-	racy  bool // the model found two goroutines racing at one instant
+	picks []pick // troupe's only: its balancers' picks of endpoints that are removed
+	racy  bool   // the model found two goroutines racing at one instant
+	// the model found two goroutines at once touching state (a balancer's,
+	// a bounded stage's units) at one instant, in an order that matters
+	raced bool
 }
 
 func (r record) String() string {
@@ -228,7 +366,11 @@ func (r record) String() string {
 		fmt.Fprintf(&b, "caller %d: %s at %v\n", i, v, r.rets[i])
 	}
 	for _, c := range r.calls {
-		fmt.Fprintf(&b, "call %d.%d at %v\n", c.id, c.n, c.at)
+		fmt.Fprintf(&b, "call %d.%d at %v", c.id, c.n, c.at)
+		if c.ep != "" {
+			fmt.Fprintf(&b, " on %s", c.ep)
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
@@ -243,4 +385,24 @@ func sortCalls(cs []call) {
 		}
 		return a.n - b.n
 	})
+}
+
+// invariants checks what holds of a record whatever the order of the
+// goroutines that raced in it: every caller got one outcome of a class the
+// model knows; no endpoint was picked after it was removed (see
+// record.picks); and runReal has checked that every balancer's endpoints
+// in the set have no call in flight once the callers are done, and that
+// every stack closed, so that every removed endpoint drained.
+func (r record) invariants(sc *script) error {
+	for i, o := range r.outs {
+		if strings.HasPrefix(o.err, "unknown") || r.rets[i] <= 0 && sc.callers[i].at > 0 {
+			return fmt.Errorf("caller %d: %s at %v", i, o.err, r.rets[i])
+		}
+	}
+	for _, p := range r.picks {
+		if p.removedAt > 0 && p.at > p.removedAt {
+			return fmt.Errorf("endpoint %s picked at %v, after it was removed at %v", p.ep, p.at, p.removedAt)
+		}
+	}
+	return nil
 }
