@@ -77,11 +77,31 @@ func (b *mbal) refill(ep *mep) {
 		b.deliver(ep, p)
 		return
 	}
+	b.watchAgain(ep)
+}
+
+// watchAgain wakes ep's watcher to reserve on ep, waiting as long as it
+// takes.
+func (b *mbal) watchAgain(ep *mep) {
 	ep.wake = true
 	if !ep.watching {
 		ep.watching = true
 		b.w.at(b.w.now, func() { b.watch(ep) })
 	}
+}
+
+// permitFor is the permit a pick of ep calls with, counted in ep's load: a
+// unit reserved on ep now when it has one free (ep keeps its ready
+// permit), otherwise its ready permit, and its watcher reserves again.
+func (b *mbal) permitFor(ep *mep) *mpermit {
+	done := !ep.always || ep.removed
+	if p, _ := b.w.reserve(ep.svc, done, nil); p != nil {
+		ep.pending++
+		return p
+	}
+	p := b.take(ep)
+	b.watchAgain(ep)
+	return p
 }
 
 // watch is ep's watcher, awake: it takes the token and reserves on ep,
@@ -313,9 +333,7 @@ func (b *mbal) remove(ep *mep) {
 // a wait for the first that becomes ready (none when done).
 func (b *mbal) reserve(done bool, got func(*mpermit)) (*mpermit, func() bool) {
 	if ep := b.pick(); ep != nil {
-		t := b.ticket(ep, b.take(ep))
-		b.refill(ep)
-		return t, nil
+		return b.ticket(ep, b.permitFor(ep)), nil
 	}
 	if done {
 		return nil, nil
@@ -343,8 +361,7 @@ func (b *mbal) unwait(wt *bwait) {
 // call's context, then the ticket's call.
 func (b *mbal) oneStep(g *mcaller, r *mreq, end func(outcome)) {
 	if ep := b.pick(); ep != nil {
-		p := b.take(ep)
-		b.refill(ep)
+		p := b.permitFor(ep)
 		start := b.w.now
 		p.call(g, r, r.ctx, func(o outcome) {
 			b.finish(ep, r.ctx, start, o)
