@@ -43,6 +43,17 @@
 //     (until an open breaker's RetryAt, or the backoff's next delay), and
 //     the Reserves waiting first come first.
 //
+// The innermost stage may be a Reconnect (model_reconnect_test.go), whose
+// connector dials as the script says (some dials refused, each taking its
+// time) and hands over the downstream as the connection, which may break
+// after a scripted life: the requests parked while it connects, the
+// connection error for the one that waited for a refused dial, the
+// supervisor's doubling backoff before the next dial (the failures in a
+// row starting over after a connection that was made), a broken
+// connection dropped when the stage next asks its readiness, with the
+// request that asked waiting for the next one. The dials are compared as
+// the downstream's calls are (caller -1, below "dial").
+//
 // 1,000 sequences a run (CI runs it too); run more with, for instance,
 //
 //	go test ./internal/differential -differential.n=100000

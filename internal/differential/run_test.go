@@ -27,6 +27,7 @@ import (
 	"github.com/troupe-go/troupe/stages/loadshed"
 	"github.com/troupe-go/troupe/stages/mapping"
 	"github.com/troupe-go/troupe/stages/ratelimit"
+	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/spawnready"
 	"github.com/troupe-go/troupe/stages/steer"
@@ -78,6 +79,8 @@ func (w *world) buildFrom(i int, leaf mleaf) msvc {
 	switch l.kind {
 	case "mapreq", "mapres", "maperr", "andthen":
 		return w.mapping(l.kind, l.d, w.buildFrom(i+1, leaf))
+	case "reconnect": // the innermost, over the downstream
+		return w.reconnect(l, leaf)
 	case "steer":
 		s := &msteer{w: w}
 		for k := range l.n {
@@ -208,6 +211,8 @@ func classify(err error) string {
 		return "rejected"
 	case errors.Is(err, errLeaf):
 		return "leaf"
+	case errors.Is(err, reconnect.ErrConnect) && errors.Is(err, errRefused):
+		return "connect"
 	case errors.Is(err, errBadRequest):
 		return "badreq"
 	case errors.Is(err, errBadResponse):
@@ -370,7 +375,11 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 			return id*100 + n, nil
 		})
 	}
-	h := &realStacks{sc: sc, sys: sys, leaf: leaf, t0: t0, work: &work}
+	h := &realStacks{sc: sc, sys: sys, leaf: leaf, t0: t0, work: &work, note: func(c call) {
+		mu.Lock()
+		defer mu.Unlock()
+		rec.calls = append(rec.calls, c)
+	}}
 	var st *troupe.Stack[int, int]
 	st, err = h.build(0, mleaf{})
 	defer func() {
@@ -413,7 +422,7 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 	}
 	wg.Wait()
 	removals.Wait()
-	for synctest.Wait(); work.Load() > 0; synctest.Wait() { // a detached hedge the last outcome left behind may be starting
+	for synctest.Wait(); work.Load() > 0 || h.connecting(); synctest.Wait() { // a detached hedge the last outcome left behind may be starting; a dial may come
 		time.Sleep(time.Millisecond)
 	}
 	if err := h.check(); err != nil {
@@ -444,8 +453,11 @@ type realStacks struct {
 	removals []removal
 	bals     []*balance.Balancer[int, int, int]
 	mu       sync.Mutex
-	picks    []pick // picks of endpoints that are removed (see reserveRecorder)
-	leafEps  []pick // endpoints removed that are the downstream itself: their calls are their picks
+	picks    []pick     // picks of endpoints that are removed (see reserveRecorder)
+	leafEps  []pick     // endpoints removed that are the downstream itself: their calls are their picks
+	note     func(call) // records a call (a Reconnect's dial)
+	hosts    int        // made for Reconnects
+	recs     []*reconnect.Reconnect[int, int]
 }
 
 // pick is a balancer's pick of endpoint ep, removed at removedAt.
@@ -493,7 +505,14 @@ func (h *realStacks) build(i int, lf mleaf) (*troupe.Stack[int, int], error) {
 		j++
 	}
 	var inner troupe.Service[int, int] = h.leaf(lf)
-	if j < len(layers) {
+	if j == len(layers) && j > i && layers[j-1].kind == "reconnect" {
+		j--
+		var err error
+		if inner, err = h.reconnect(layers[j], lf); err != nil {
+			return nil, err
+		}
+	}
+	if j < len(layers) && multi(layers[j].kind) {
 		var err error
 		if inner, err = h.multi(j, lf); err != nil {
 			return nil, err

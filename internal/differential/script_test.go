@@ -57,6 +57,10 @@ type layer struct {
 	decay    time.Duration
 	cooldown time.Duration
 	seed     uint64
+	// reconnect (n: capacity, d: the backoff's minimum): its dials, in
+	// order, and how long its connections last, each copy of it alike.
+	dials []dialStep
+	lives []time.Duration
 }
 
 // endpoint is one endpoint of a balancer: how the downstream below it
@@ -98,6 +102,8 @@ func (l layer) String() string {
 		return fmt.Sprintf("ratelimit(%d/%v)", l.n, l.d)
 	case "andthen":
 		return fmt.Sprintf("andthen(%v)", l.d)
+	case "reconnect":
+		return fmt.Sprintf("reconnect(%d, backoff %v, dials %v, lives %v)", l.n, l.d, l.dials, l.lives)
 	case "steer":
 		if l.bare {
 			return fmt.Sprintf("steer(%d copies, then the downstream)", l.n-1)
@@ -186,7 +192,7 @@ func rejects(id int) bool { return id%4 == 3 }
 // kinds are the stages the model knows.
 var kinds = []string{"limit", "timeout", "retry", "ratelimit", "buffer", "loadshed", "filter", "fallback",
 	"hedge", "breaker", "asyncfilter", "abandon", "adaptive", "spawnready",
-	"mapreq", "mapres", "maperr", "andthen", "steer", "balance"}
+	"mapreq", "mapres", "maperr", "andthen", "steer", "balance", "reconnect"}
 
 // multi are the kinds over copies of the stack below them; a stack has at
 // most two.
@@ -229,6 +235,12 @@ func drawScript(t *rapid.T) *script {
 			// whichever it takes first: those that go at one instant race.
 			k = "limit"
 		}
+		switch {
+		case k == "reconnect" && i != depth-1:
+			k = "timeout" // a Reconnect is the innermost stage: it makes the connection
+		case i == depth-1 && rapid.IntRange(0, 4).Draw(t, "reconnect?") == 0:
+			k = "reconnect" // (one stack in five, as one kind in 21 would be rare)
+		}
 		if multi(k) && multis == 2 {
 			k = "mapreq"
 		}
@@ -264,6 +276,21 @@ func drawScript(t *rapid.T) *script {
 			l.d = drawDur(t, "per", 20*time.Millisecond, 120*time.Millisecond)
 		case "andthen":
 			l.d = drawDur(t, "andthen wait", 100*time.Microsecond, 20*time.Millisecond)
+		case "reconnect":
+			l.n = rapid.IntRange(1, 3).Draw(t, "cap")
+			l.d = drawDur(t, "backoff", time.Millisecond, 50*time.Millisecond)
+			refused := 0
+			for range rapid.IntRange(0, 4).Draw(t, "dials") {
+				st := dialStep{lat: drawDur(t, "dial", 100*time.Microsecond, 40*time.Millisecond)}
+				if refused < 3 && rapid.Bool().Draw(t, "refused?") {
+					st.fail = true
+					refused++
+				}
+				l.dials = append(l.dials, st)
+			}
+			for range rapid.IntRange(0, 2).Draw(t, "breaks") {
+				l.lives = append(l.lives, drawDur(t, "life", time.Millisecond, 150*time.Millisecond))
+			}
 		case "steer":
 			l.n = rapid.IntRange(2, 3).Draw(t, "services")
 			l.bare = rapid.Bool().Draw(t, "bare?")
