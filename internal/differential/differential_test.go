@@ -54,7 +54,7 @@ func TestEveryRandomStackAgreesWithTheModel(t *testing.T) {
 			t.Logf("%d of %d scripts compared on what holds whatever the order: two goroutines at once touched a balancer or a stage's units", n, of)
 		}
 		var b strings.Builder
-		for _, k := range kinds {
+		for _, k := range append(kinds, "troupehttp.Handler") {
 			n, ok := compared.Load(k)
 			if !ok && drawn.Load() >= 1000 && !t.Failed() {
 				t.Errorf("no script with a %s was compared in full", k)
@@ -94,6 +94,10 @@ func TestEveryRandomStackAgreesWithTheModel(t *testing.T) {
 			rt.Fatalf("troupe and the model disagree\n%s\ntroupe:\n%s\nmodel:\n%s", sc, got, want)
 		}
 		seen := map[string]bool{}
+		if sc.http {
+			n, _ := compared.LoadOrStore("troupehttp.Handler", new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}
 		for _, l := range sc.layers {
 			if !seen[l.kind] {
 				seen[l.kind] = true

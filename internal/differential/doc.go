@@ -54,6 +54,13 @@
 // request that asked waiting for the next one. The dials are compared as
 // the downstream's calls are (caller -1, below "dial").
 //
+// One script in six is a server's: its callers are HTTP requests through
+// troupehttp.Handler to a stack of the stages a server's admission stack
+// holds (model_http_test.go), over a handler that writes the downstream's
+// outcome, and what each caller gets is the response (status, Retry-After
+// and body): what the handler wrote, once it wrote, or else Handler's
+// answer to the stack's error.
+//
 // 1,000 sequences a run (CI runs it too); run more with, for instance,
 //
 //	go test ./internal/differential -differential.n=100000

@@ -52,6 +52,11 @@ type mcaller struct {
 	parent   *mcaller // a call made on another caller's goroutine (nested), or nil
 	onRet    func()   // a nested call's: what its return does
 	inCall   bool     // in a call through a service that is not a stage: what it waits for is its own
+	// An HTTP request's (script.http): the status its handler wrote (0:
+	// none) and the value it wrote with a 200; its context's error when
+	// it returned.
+	wrote, wroteV int
+	endedAtRet    string
 }
 
 type leafWork struct {
@@ -154,6 +159,7 @@ func (c *mcaller) giveUp() {
 func (c *mcaller) ret() {
 	c.returned = true
 	c.retAt = c.w.now
+	c.endedAtRet = c.ctx.Err()
 	work := c.work
 	c.work = nil
 	for _, lw := range work {
@@ -285,7 +291,13 @@ func (c *mcaller) leafCall(l mleaf, r *mreq, ctx *mctx, end func(outcome)) {
 			end(o)
 		}
 	}
-	ev = w.after(lat, func() { w.by = by; finish(o) })
+	ev = w.after(lat, func() {
+		w.by = by
+		if w.sc.http && !over {
+			c.root().write(o)
+		}
+		finish(o)
+	})
 	if !st.stubborn {
 		ctx.onEnd(func() {
 			w.stop(ev)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,9 @@ func runModel(sc *script) record {
 			c.out, c.retAt = fail("never returned"), -1
 		}
 		c.out.retryAt = 0
+		if sc.http && c.returned {
+			c.out = c.response()
+		}
 		rec.outs = append(rec.outs, c.out)
 		rec.rets = append(rec.rets, c.retAt)
 	}
@@ -240,6 +244,16 @@ func classify(err error) string {
 
 func (l layer) add(b stages.Builder[int, int], work *atomic.Int64) stages.Builder[int, int] {
 	switch l.kind {
+	case "mapreq", "mapres", "maperr", "andthen":
+		return b.Layer(mapLayer(l, work))
+	}
+	return addLayer(l, b, func(id int) int { return id })
+}
+
+// addLayer adds stage l to a stack of requests of any type, each from the
+// caller idOf names.
+func addLayer[Req any](l layer, b stages.Builder[Req, int], idOf func(Req) int) stages.Builder[Req, int] {
+	switch l.kind {
 	case "limit":
 		return b.Limit(l.n)
 	case "buffer":
@@ -257,14 +271,14 @@ func (l layer) add(b stages.Builder[int, int], work *atomic.Int64) stages.Builde
 	case "ratelimit":
 		return b.RateLimit(ratelimit.Rate{Num: l.n, Per: l.d})
 	case "filter":
-		return b.Filter(func(id int) (int, error) {
-			if rejects(id) {
-				return 0, errors.New("odd one out")
+		return b.Filter(func(r Req) (Req, error) {
+			if rejects(idOf(r)) {
+				return r, errors.New("odd one out")
 			}
-			return id, nil
+			return r, nil
 		})
 	case "fallback":
-		return b.Fallback(func(_ context.Context, id int, _ error) (int, error) { return -id, nil })
+		return b.Fallback(func(_ context.Context, r Req, _ error) (int, error) { return -idOf(r), nil })
 	case "hedge":
 		return b.Hedge(hedge.Delay(l.d), hedge.NoBudget())
 	case "breaker":
@@ -272,18 +286,19 @@ func (l layer) add(b stages.Builder[int, int], work *atomic.Int64) stages.Builde
 	case "asyncfilter":
 		var mu sync.Mutex
 		checks := map[int]int{}
-		return b.AsyncFilter(func(ctx context.Context, id int) (int, error) {
+		return b.AsyncFilter(func(ctx context.Context, r Req) (Req, error) {
+			id := idOf(r)
 			mu.Lock()
 			d := checkTime(l.d, id, checks[id])
 			checks[id]++
 			mu.Unlock()
 			if err := sleepCtx(ctx, d, id); err != nil {
-				return 0, err
+				return r, err
 			}
 			if rejects(id) {
-				return 0, errors.New("odd one out")
+				return r, errors.New("odd one out")
 			}
-			return id, nil
+			return r, nil
 		})
 	case "abandon":
 		return b.Timeout(l.d, timeout.Abandon())
@@ -291,8 +306,6 @@ func (l layer) add(b stages.Builder[int, int], work *atomic.Int64) stages.Builde
 		return b.SpawnReady(spawnready.Capacity(l.n))
 	case "adaptive":
 		return b.Adaptive(adaptive.Limits(l.n, l.n), adaptive.Initial(l.n))
-	case "mapreq", "mapres", "maperr", "andthen":
-		return b.Layer(mapLayer(l, work))
 	}
 	panic("unknown kind " + l.kind)
 }
@@ -347,8 +360,8 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 	var mu sync.Mutex
 	var work atomic.Int64 // the downstream's calls under way: work nobody waits for (a lost hedge) may outlive its stack
 	attempts := map[int]int{}
-	leaf := func(lf mleaf) *actors.FuncService[int, int] {
-		return actors.Func(func(ctx context.Context, id int) (int, error) {
+	downstream := func(lf mleaf) func(context.Context, int) (int, error) {
+		return func(ctx context.Context, id int) (int, error) {
 			work.Add(1)
 			defer work.Add(-1)
 			mu.Lock()
@@ -373,15 +386,21 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 				panic("the downstream panicked")
 			}
 			return id*100 + n, nil
-		})
+		}
 	}
+	leaf := func(lf mleaf) *actors.FuncService[int, int] { return actors.Func(downstream(lf)) }
 	h := &realStacks{sc: sc, sys: sys, leaf: leaf, t0: t0, work: &work, note: func(c call) {
 		mu.Lock()
 		defer mu.Unlock()
 		rec.calls = append(rec.calls, c)
 	}}
 	var st *troupe.Stack[int, int]
-	st, err = h.build(0, mleaf{})
+	var server http.Handler
+	if sc.http {
+		server, err = h.buildServer(downstream(mleaf{}))
+	} else {
+		st, err = h.build(0, mleaf{})
+	}
 	defer func() {
 		// Closed outermost first, each draining into the ones inside it.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -414,9 +433,15 @@ func runReal(t *testing.T, sc *script) (rec record, err error) {
 				ctx, cancel = context.WithTimeout(ctx, a.deadline)
 				defer cancel()
 			}
-			v, err := troupe.Do(ctx, st, i)
+			var o outcome
+			if server != nil {
+				o = serveOne(ctx, server, i)
+			} else {
+				v, err := troupe.Do(ctx, st, i)
+				o = outcome{v: v, err: classify(err)}
+			}
 			mu.Lock()
-			rec.outs[i], rec.rets[i] = outcome{v: v, err: classify(err)}, time.Since(t0)
+			rec.outs[i], rec.rets[i] = o, time.Since(t0)
 			mu.Unlock()
 		})
 	}

@@ -133,6 +133,11 @@ type script struct {
 	steps   map[[2]int]step
 	routes  []int // by caller: what a Steer's picker makes of its request (see route)
 	salt    int64
+	// The callers are HTTP requests to a server whose stack is the
+	// script's, through troupehttp.Handler, over a handler that writes
+	// the downstream's outcome (see buildServer); its kinds are
+	// serverKinds.
+	http bool
 }
 
 // route is the service a Steer of n services picks for caller id: -1 is
@@ -162,6 +167,9 @@ func (s *script) step(id, n int) step {
 
 func (s *script) String() string {
 	var b strings.Builder
+	if s.http {
+		b.WriteString("through troupehttp.Handler, ")
+	}
 	fmt.Fprintf(&b, "stack: %v\n", s.layers)
 	for i, a := range s.callers {
 		fmt.Fprintf(&b, "caller %d: at %v, deadline %v;", i, a.at, a.deadline)
@@ -194,6 +202,12 @@ var kinds = []string{"limit", "timeout", "retry", "ratelimit", "buffer", "loadsh
 	"hedge", "breaker", "asyncfilter", "abandon", "adaptive", "spawnready",
 	"mapreq", "mapres", "maperr", "andthen", "steer", "balance", "reconnect"}
 
+// serverKinds are the stages a server's admission stack holds: none that
+// runs the handler again (a Retry, a Hedge), on another goroutine (an
+// Abandon, a SpawnReady) or is a client's (a Reconnect, a balancer).
+var serverKinds = []string{"limit", "timeout", "ratelimit", "buffer", "loadshed", "filter", "fallback",
+	"breaker", "asyncfilter", "adaptive"}
+
 // multi are the kinds over copies of the stack below them; a stack has at
 // most two.
 func multi(kind string) bool { return kind == "steer" || kind == "balance" }
@@ -224,8 +238,14 @@ func drawScript(t *rapid.T) *script {
 	drawDur := s.drawDur
 	depth := rapid.IntRange(2, 5).Draw(t, "depth")
 	adapted, stageAbove, multis := false, false, 0
+	s.http = rapid.IntRange(0, 5).Draw(t, "http?") == 0
 	for i := range depth {
-		k := rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
+		var k string
+		if s.http {
+			k = rapid.SampledFrom(serverKinds).Draw(t, fmt.Sprintf("server kind%d", i))
+		} else {
+			k = rapid.SampledFrom(kinds).Draw(t, fmt.Sprintf("kind%d", i))
+		}
 		if k == "ratelimit" && adapted {
 			// Below a SpawnReady, or a service that is not a stage with a
 			// stage above it (which adapts it), or a balancer (whose
@@ -238,7 +258,7 @@ func drawScript(t *rapid.T) *script {
 		switch {
 		case k == "reconnect" && i != depth-1:
 			k = "timeout" // a Reconnect is the innermost stage: it makes the connection
-		case i == depth-1 && rapid.IntRange(0, 4).Draw(t, "reconnect?") == 0:
+		case i == depth-1 && !s.http && rapid.IntRange(0, 4).Draw(t, "reconnect?") == 0:
 			k = "reconnect" // (one stack in five, as one kind in 21 would be rare)
 		}
 		if multi(k) && multis == 2 {
