@@ -63,8 +63,10 @@ var errAborted = errors.New("troupehttp: the handler aborted the response")
 // for the call, on the goroutine net/http gave the request, with the
 // context the stages hand down (a Timeout's deadline, say) as the
 // request's context. Its response is the status h wrote (200 when h wrote
-// none); a 5xx status is the call's failure (a *HandlerStatusError), so
-// that a Breaker or an Adaptive limit counts it, and a panic in h is a
+// none, unless the context had ended: then the context's error, so that a
+// handler that gave up on a request is not counted a success); a 5xx
+// status is the call's failure (a *HandlerStatusError), so that a Breaker
+// or an Adaptive limit counts it, and a panic in h is a
 // troupe.ErrPanic failure as for any leaf; net/http's http.ErrAbortHandler
 // goes on up as net/http expects it. A server stack admits requests; it
 // does not retry or hedge them (a Retry or Hedge stage in it would run h
@@ -96,6 +98,9 @@ func Serve(h http.Handler) *actors.FuncService[*ServerCall, int] {
 		h.ServeHTTP(&c.w, r)
 		status = c.w.status
 		if status == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err // it gave up on the request: not a success to count
+			}
 			status = http.StatusOK
 		}
 		if status >= 500 {

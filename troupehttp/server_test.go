@@ -202,6 +202,31 @@ func TestAnOpenBreakerInFrontOfAHandlerAnswers503(t *testing.T) {
 	assert.Equal(t, int64(1), b.ran.Load(), "the open breaker kept the second request from the handler")
 }
 
+// A handler that gave up on its request once the client went away, writing
+// nothing, is not a success to the stack: a breaker does not count it
+// (the caller's own cancellation), so one failure after it does not fill
+// a window of two and open the breaker.
+//
+// spec: PP4
+func TestAHandlerThatGaveUpOnAGoneClientIsNotASuccess(t *testing.T) {
+	b := newProtected()
+	srv, st := serveStack(t, b, stages.Stack[*troupehttp.ServerCall, int]().
+		Breaker(breaker.MinCalls(2), breaker.CountWindow(2), breaker.OpenDelay(30*time.Second)).Limit(4))
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := goFetch(ctx, srv, "/block") // returns on its context's end, writing nothing
+	untilHolds(t, "the handler runs", func() bool { return b.ran.Load() == 1 })
+	cancel()
+	assert.ErrorIs(t, (<-gone).err, context.Canceled)
+	untilHolds(t, "the handler returned", func() bool { return usedIn(st, "limit") == 0 })
+
+	g := fetchPath(context.Background(), srv, "/fail")
+	require.NoError(t, g.err)
+	assert.Equal(t, http.StatusInternalServerError, g.status)
+	g = fetchPath(context.Background(), srv, "/")
+	require.NoError(t, g.err)
+	assert.Equal(t, http.StatusOK, g.status, "one failure in the window, not one of two: the breaker stays closed")
+}
+
 // A client that goes away while its request waits for admission ends the
 // wait: the stage's line is empty again, and the handler never runs for it.
 //

@@ -32,7 +32,17 @@ type mhedge struct {
 	needUnit []*hsession
 	waiting  bool
 	unit     *waiter
+	// A unit's grant and an attempt's outcome, as goroutines bring them:
+	// over a service that is not a stage (an adapter's Reserve on a
+	// goroutine of its own) the unit an attempt's end frees below comes
+	// on another goroutine than that outcome, at one instant, and which
+	// the stage sees first decides whether a hedge waiting for a unit
+	// still goes.
+	tr tracked
 }
+
+// touch notes a grant or an outcome reaching the stage.
+func (h *mhedge) touch() { h.w.touch(&h.tr, tStruct, nil, nil, func(p, t touch) bool { return true }) }
 
 type hsession struct {
 	h       *mhedge
@@ -90,6 +100,7 @@ func (h *mhedge) askUnit() {
 }
 
 func (h *mhedge) onGrant() {
+	h.touch()
 	h.waiting = false
 	h.spendNext()
 	h.askUnit()
@@ -159,6 +170,7 @@ func (ss *hsession) outcome(n int, o outcome) {
 	if ss.done {
 		return
 	}
+	ss.h.touch()
 	ss.running--
 	if o.err != "" && ss.running > 0 {
 		return
