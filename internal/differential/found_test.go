@@ -99,6 +99,24 @@ var found = []struct {
 			{2, 0}: {lat: 500256, stubborn: true},
 		},
 	}},
+	// troupe was wrong: behind troupehttp.Handler, caller 4's handler gave
+	// up when its client's deadline passed, writing nothing, and Serve
+	// reported a 200, which the breaker counted a success; caller 0's 500
+	// then made one failure of two in its window and opened it, so
+	// callers 1 and 2 got 503s. The handler's give-up is the context's
+	// error now, which a breaker does not count.
+	{"a handler that gave up on a gone client is no success to a breaker", &script{
+		http:    true,
+		layers:  []layer{{kind: "filter"}, {kind: "limit", n: 1}, {kind: "breaker", n: 2, min: 2, k: 1, d: 5000940}},
+		callers: []arrival{{at: 883}, {at: 1712}, {at: 1541}, {at: 370}, {at: 85, deadline: 5000028}},
+		steps: map[[2]int]step{
+			{0, 0}: {lat: 500826, kind: stepErr, stubborn: true}, {0, 1}: {lat: 500769, stubborn: true},
+			{1, 0}: {lat: 500655, stubborn: true}, {1, 1}: {lat: 500598, stubborn: true},
+			{2, 0}: {lat: 500484, stubborn: true}, {2, 1}: {lat: 500427, stubborn: true},
+			{3, 0}: {lat: 500313, stubborn: true}, {3, 1}: {lat: 500256, stubborn: true}, {3, 2}: {lat: 500199, stubborn: true}, {3, 3}: {lat: 500142, stubborn: true},
+			{4, 0}: {lat: 5000968},
+		},
+	}},
 }
 
 // Each script troupe and the model once disagreed on, they agree on now.
