@@ -117,6 +117,18 @@ var found = []struct {
 			{4, 0}: {lat: 5000968},
 		},
 	}},
+	// The model was wrong: an Adaptive limit's line watches the contexts
+	// of the requests in it, so caller 2's request, queued behind caller
+	// 0's (which waits for the rate limit's next unit), is answered at its
+	// deadline, and the Limit outside lets caller 3 in at once (the Filter
+	// rejects it). The model had left it queued until its turn.
+	{"an adaptive limit answers a request in its line when its context ends", &script{
+		layers:  []layer{{kind: "limit", n: 2}, {kind: "filter"}, {kind: "timeout", d: 20000940}, {kind: "adaptive", n: 2}, {kind: "ratelimit", n: 1, d: 20000883}},
+		callers: []arrival{{at: 826}, {at: 655}, {at: 1370, deadline: 5000313}, {at: 2142, deadline: 5000085}},
+		steps: map[[2]int]step{
+			{0, 0}: {lat: 500769, stubborn: true}, {1, 0}: {lat: 500598, stubborn: true}, {2, 0}: {lat: 500256, stubborn: true}, {3, 0}: {lat: 500028, stubborn: true},
+		},
+	}},
 }
 
 // Each script troupe and the model once disagreed on, they agree on now.

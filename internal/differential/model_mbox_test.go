@@ -2,6 +2,7 @@ package differential
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -69,7 +70,11 @@ type mbox struct {
 	// request (an Adaptive limit reports its starting limit with its
 	// first); seen: it has.
 	afterFirst, seen bool
-	tr               tracked // its units, as goroutines touch them
+	// watchQueued: a request queued behind the one parked is answered as
+	// soon as its context ends, not when its turn comes (an Adaptive
+	// limit's line watches the contexts of those in it).
+	watchQueued bool
+	tr          tracked // its units, as goroutines touch them
 	// The stages it handed requests on to while it had more work waiting:
 	// they run once it has finished the message it is on, with the stage
 	// free meanwhile (troupe's mailbox.PostFrom, which spreads a loaded
@@ -150,6 +155,20 @@ func (b *mbox) send(r *mreq, k kont) {
 	}
 	b.user = append(b.user, m)
 	b.process()
+	if b.watchQueued && slices.Contains(b.user, m) {
+		m.r.ctx.onEnd(func() { b.post(func() { b.dropQueued(m) }) })
+	}
+}
+
+// dropQueued takes m, still queued, whose context has ended: it is
+// answered with its context's error.
+func (b *mbox) dropQueued(m *msg) {
+	i := slices.Index(b.user, m)
+	if i < 0 {
+		return
+	}
+	b.user = slices.Delete(b.user, i, i+1)
+	b.onRequest(m)
 }
 
 // onCaller hands a request on on its sender's goroutine when the stage

@@ -151,6 +151,7 @@ func (w *world) build(l layer, s msvc) mstage {
 		}
 		b := w.limit(l.n, inner).(*mbox)
 		b.afterFirst = true // its first request reports the starting limit on the actor
+		b.watchQueued = true
 		return b
 	}
 	panic("unknown kind " + l.kind)
