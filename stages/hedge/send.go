@@ -1,7 +1,6 @@
 package hedge
 
 import (
-	"context"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -112,7 +111,8 @@ func (ss *session[Req, Res]) sendHedge() {
 	n := ss.sent - 1 // the hedge's number: 1 for the first
 	ss.running++
 	ss.ref(1) // the attempt's reference
-	att := stagekit.NewChildOf(b.children, &ss.origin, context.Context(a.ctx), req, stagekit.Hook[Req, Res](a))
+	actx := troupe.WithAttempt(a.ctx, troupe.Attempt{Retry: troupe.AttemptFrom(ss.ctx).Retry, Hedge: n}) // its number, for the work
+	att := stagekit.NewChildOf(b.children, &ss.origin, actx, req, stagekit.Hook[Req, Res](a))
 	att.Detach() // beside the original, which may be running on the caller's goroutine
 	var first bool
 	delay := ss.delay

@@ -125,7 +125,11 @@ func (ss *session[Req, Res, T, P]) sendFrom(onCaller bool) {
 	ss.state.Store(running)
 	next := ss.parent
 	if !rides {
-		next = stagekit.NewChildOf(b.attempts, &ss.origin, ss.ctx, req, stagekit.Hook[Req, Res](ss))
+		ctx := ss.ctx
+		if ss.sent > 1 { // a retry: its number in its context
+			ctx = troupe.WithAttempt(ctx, troupe.Attempt{Retry: ss.sent - 1, Hedge: troupe.AttemptFrom(ctx).Hedge})
+		}
+		next = stagekit.NewChildOf(b.attempts, &ss.origin, ctx, req, stagekit.Hook[Req, Res](ss))
 	}
 	if onCaller {
 		b.mu.Lock()
