@@ -110,8 +110,9 @@ func (ss *session[Req, Res]) sendHedge() {
 	ss.sent++
 	n := ss.sent - 1 // the hedge's number: 1 for the first
 	ss.running++
-	ss.ref(1)                                                                                            // the attempt's reference
-	actx := troupe.WithAttempt(a.ctx, troupe.Attempt{Retry: troupe.AttemptFrom(ss.ctx).Retry, Hedge: n}) // its number, for the work
+	ss.ref(1) // the attempt's reference
+	// Its number, for the work.
+	actx := troupe.WithAttempt(a.ctx, troupe.Attempt{Retry: troupe.AttemptFrom(ss.ctx).Retry, Hedge: n})
 	att := stagekit.NewChildOf(b.children, &ss.origin, actx, req, stagekit.Hook[Req, Res](a))
 	att.Detach() // beside the original, which may be running on the caller's goroutine
 	var first bool
