@@ -37,6 +37,10 @@
 // is a bug, not a transient failure: those policies do not retry it
 // either, unless told to (package retry's RetryPanics).
 //
+// The work of an attempt can tell which it is: [AttemptFrom] reads the
+// retry's and the hedge's number from its context, as the Retry and Hedge
+// stages set them ([WithAttempt], for stages of your own).
+//
 // The stages themselves (timeout, retry, rate limit, ...) live in packages
 // under stages/, each running as an actor of package actors. This package
 // holds no actor code: it depends only on the standard library.

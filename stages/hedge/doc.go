@@ -78,5 +78,9 @@
 // default (only a success ends the request), and a failure with no other
 // attempt in flight is the outcome at once.
 //
+// Each hedge's context carries its number: the work reads it with
+// troupe.AttemptFrom (Hedge: 1 for the first hedge; the original carries
+// nothing, and reads 0).
+//
 // A Hedge is safe for concurrent use.
 package hedge

@@ -51,5 +51,9 @@
 // first), on the stage's actor, and of each attempt's downstream call
 // below the stage (troupe.EventStarted).
 //
+// Each retry's context carries its number: the work reads it with
+// troupe.AttemptFrom (Retry: 1 for the first retry; the first try carries
+// nothing, and reads 0).
+//
 // A Retry is safe for concurrent use.
 package retry
