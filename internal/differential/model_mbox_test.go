@@ -276,6 +276,7 @@ func (b *mbox) holdOutcome(m *msg) {
 
 func (b *mbox) onRequest(m *msg) {
 	b.seen = true
+	b.w.taking(m.r.ctx)
 	b.holdOutcome(m)
 	if e := m.r.ctx.Err(); e != "" {
 		b.answer(m, fail(e))

@@ -45,6 +45,59 @@ type sim struct {
 	q      evq
 	before func() // runs before each event
 	cur    *event // the event running
+	// A stage taking a request, and the end of the request's context, at
+	// one instant on two goroutines neither of which woke the other: which
+	// comes first decides whether the stage sees the end (takes, the
+	// takes at this instant; crossed, that such a pair was seen).
+	takes   []take
+	crossed bool
+}
+
+// take is a stage's look at a request's context as it takes the request.
+type take struct {
+	ctx  *mctx
+	ev   *event
+	step int
+}
+
+// taking notes that the current event takes a request with context c: it
+// crosses an end of c (or of a parent) at this instant on a goroutine
+// that did not come before it.
+func (s *sim) taking(c *mctx) {
+	if s.cur == nil {
+		return
+	}
+	for x := c; x != nil; x = x.parent {
+		if x.endEv != nil && x.endEv.at == s.now && !s.cameBefore(x.endEv, x.endStep, s.cur) {
+			s.crossed = true
+		}
+	}
+	if len(s.takes) > 0 && s.takes[0].ev.at != s.now {
+		s.takes = s.takes[:0]
+	}
+	s.takes = append(s.takes, take{ctx: c, ev: s.cur, step: s.cur.steps})
+	s.cur.steps++
+}
+
+// ending notes that the current event ends c: it crosses a take of a
+// request under c at this instant on a goroutine that did not come before
+// it.
+func (s *sim) ending(c *mctx) {
+	if s.cur == nil {
+		return
+	}
+	c.endEv, c.endStep = s.cur, s.cur.steps
+	s.cur.steps++
+	for _, t := range s.takes {
+		if t.ev.at != s.now || s.cameBefore(t.ev, t.step, s.cur) {
+			continue
+		}
+		for x := t.ctx; x != nil; x = x.parent {
+			if x == c {
+				s.crossed = true
+			}
+		}
+	}
 }
 
 // at runs fn at time t (never before now).
@@ -118,6 +171,8 @@ type mctx struct {
 	settled  bool
 	children []*mctx
 	watchers []func()
+	endEv    *event // the event that ended it, and its step then (see sim.taking)
+	endStep  int
 }
 
 func newCtx(parent *mctx) *mctx {
@@ -143,6 +198,9 @@ func (c *mctx) end(err string) {
 		return
 	}
 	c.err = err
+	if c.s != nil {
+		c.s.ending(c)
+	}
 	for _, ch := range c.children {
 		ch.end(err)
 	}

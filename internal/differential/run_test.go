@@ -55,7 +55,7 @@ func runModel(sc *script) record {
 		}
 	}
 	w.run(time.Hour)
-	rec := record{calls: w.calls, racy: w.racy, raced: w.raced}
+	rec := record{calls: w.calls, racy: w.racy, raced: w.raced || w.crossed}
 	for _, c := range w.callers {
 		if !c.returned {
 			c.out, c.retAt = fail("never returned"), -1
