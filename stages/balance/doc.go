@@ -16,7 +16,7 @@
 // that holds a reservation on the picked endpoint: a unit reserved on it
 // then, on the caller's goroutine, when it has one free (troupe's stages
 // take a free unit even for a context already done, and a FuncService is
-// always ready), so that the endpoint keeps its ready permit; otherwise
+// always ready, as is a stack with no stages over one), so that the endpoint keeps its ready permit; otherwise
 // the ready permit itself, and the balancer reserves on that endpoint
 // again on the endpoint's watcher, a goroutine that waits in the
 // endpoint's Reserve for as long as it takes (a full limit). A Reserve on
