@@ -59,6 +59,12 @@
 // cooldown. A hedge outside goes to another endpoint too: the endpoint
 // of the attempt still in flight counts it in its load.
 //
+// A failure is, by default, a call that returned an error. Classify says
+// which outcomes are failures instead, typed by the balancer's response:
+// with balance.Classify(troupehttp.IsFailure), an HTTP replica answering
+// 503 is in its cooldown after each 503, and a Retry outside sends the
+// retry elsewhere, where by default it may go back to the replica.
+//
 // # Discovery and draining
 //
 // Endpoints come from a Source (a Channel of changes, or a function Poll
