@@ -26,6 +26,7 @@ type Balancer[K comparable, Req, Res any] struct {
 	abandon chan struct{}         // closed when Close's context ends: drains stop waiting
 	epoch   time.Time             // the balancer's clock reads the time since
 	failure func(Res, error) bool // Classify's, or nil: an error is a failure
+	obs     *reporter             // nil: no observer
 
 	mu      sync.Mutex
 	eps     map[K]*endpoint[K, Req, Res] // guarded by mu: the endpoints in the set
@@ -67,6 +68,7 @@ func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option[Res
 	life, stop := context.WithCancel(context.Background())
 	b := &Balancer[K, Req, Res]{
 		cfg: c, life: life, stop: stop, abandon: make(chan struct{}), epoch: time.Now(), failure: failure,
+		obs: newReporter(c),
 		eps: map[K]*endpoint[K, Req, Res]{}, rnd: rand.New(c.src),
 	}
 	if src != nil {
@@ -92,6 +94,11 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 		b.countLocked(ep)
 		b.mu.Unlock()
 		if p := b.permitFor(ep); p != nil {
+			if b.obs != nil {
+				if err := b.picked(ctx, ep, p); err != nil {
+					return nil, err
+				}
+			}
 			return b.permits.Issue(&ticket[K, Req, Res]{b: b, ep: ep, p: p}), nil
 		}
 		b.mu.Lock()
@@ -107,6 +114,11 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 	case t := <-w.ch:
 		if t == nil {
 			return nil, closedErr()
+		}
+		if b.obs != nil {
+			if err := b.picked(ctx, t.ep, t.p); err != nil {
+				return nil, err
+			}
 		}
 		return b.permits.Issue(t), nil
 	case <-ctx.Done():
@@ -149,6 +161,12 @@ func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Re
 			return zero, err
 		}
 		return p.Call(ctx, req)
+	}
+	if b.obs != nil {
+		if err := b.picked(ctx, ep, p); err != nil {
+			var zero Res
+			return zero, err
+		}
 	}
 	if b.cfg.ewma && now == unread {
 		now = b.clock()

@@ -169,6 +169,8 @@ func TestBadConfigurationIsAnErrorOfNew(t *testing.T) {
 		"nil refused":       {opts: []balance.Option[int]{balance.Refused(nil)}},
 		"nil rand source":   {opts: []balance.Option[int]{balance.WithSource(nil)}},
 		"zero backoff":      {opts: []balance.Option[int]{balance.WithBackoff(backoffZero)}},
+		"nil observer":      {opts: []balance.Option[int]{balance.Observe(nil, "p")}},
+		"nil logger":        {opts: []balance.Option[int]{balance.Logger(nil)}},
 		"nil classify":      {opts: []balance.Option[int]{balance.Classify[int](nil)}},
 		"nil channel":       {src: balance.Channel[string, int, int](nil)},
 		"nil list":          {src: balance.Poll(time.Second, nil, build)},

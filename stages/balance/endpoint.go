@@ -2,6 +2,7 @@ package balance
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -13,6 +14,7 @@ import (
 // endpoint is one service of the set, with the balancer's view of it.
 type endpoint[K comparable, Req, Res any] struct {
 	key     K
+	name    string // key formatted, for the observer; "" with none
 	svc     troupe.Service[Req, Res]
 	owned   bool               // the balancer closes svc once it is drained
 	always  bool               // svc is ready whenever asked (see alwaysReady)
@@ -60,11 +62,14 @@ func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owne
 		wake: make(chan struct{}, 1), done: make(chan struct{}), drained: make(chan struct{}),
 		slot: -1, trying: 1, est: rtt{ns: float64(b.cfg.rtt), at: b.clock()},
 	}
+	if b.obs != nil {
+		ep.name = fmt.Sprint(key)
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		cancel()
-		b.closeOwned(ep)
+		_ = b.closeOwned(ep)
 		return nil
 	}
 	old := b.eps[key]
@@ -78,6 +83,9 @@ func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owne
 	b.mu.Unlock()
 	if old != nil {
 		b.drain(old, held)
+	}
+	if b.obs != nil {
+		b.obs.endpointEvent(troupe.EventEndpointAdded, ep.name, nil)
 	}
 	go b.watch(ep)
 	b.refill(ep)

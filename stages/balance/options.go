@@ -3,9 +3,11 @@ package balance
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/backoff"
 	"github.com/troupe-go/troupe/internal/opt"
 	"github.com/troupe-go/troupe/stages/breaker"
@@ -46,7 +48,10 @@ type config struct {
 	classified bool // Classify was given
 	delays     backoff.Exponential
 	src        rand.Source
-	err        error // the first bad option's
+	obs        troupe.Observer // Observe's; nil: none
+	pipeline   string
+	log        *slog.Logger // nil: slog.Default()
+	err        error        // the first bad option's
 }
 
 func defaults() config {
