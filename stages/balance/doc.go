@@ -96,7 +96,8 @@
 // (troupe.EventPicked, with the call's context) and of each endpoint
 // added, removed and drained (EventEndpointAdded, EventEndpointRemoved,
 // EventEndpointDrained), each event naming the endpoint by its key in
-// Event.Endpoint. With no
+// Event.Endpoint; troupeotel makes them metrics per endpoint, and a pick
+// an event on the caller's span. With no
 // observer a pick pays one nil check; an endpoint's name is formatted
 // once, when it is inserted, so that a pick reported allocates nothing.
 //
