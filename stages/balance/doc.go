@@ -91,8 +91,10 @@
 // # Observing
 //
 // Stats gives each endpoint's view: ready, paused, failing, its calls in
-// flight, its round-trip estimate and cost, its picks and errors. The
-// Observe option attaches a troupe.Observer: it is told of each pick
+// flight, its round-trip estimate and cost, its picks and errors; Stages
+// gives the same as one troupe.Stats an endpoint (its Snapshot as
+// Detail), so that troupehttp.Dashboard shows a balancer registered with
+// it, an endpoint a card. The Observe option attaches a troupe.Observer: it is told of each pick
 // (troupe.EventPicked, with the call's context) and of each endpoint
 // added, removed and drained (EventEndpointAdded, EventEndpointRemoved,
 // EventEndpointDrained), each event naming the endpoint by its key in

@@ -6,12 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
+	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/stages/balance"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -178,4 +180,45 @@ func TestAnObserverAddsNoAllocationToAPick(t *testing.T) {
 	t.Logf("allocations per call: %v without an observer, %v with one", without, with)
 	assert.Equal(t, without, with)
 	assert.Positive(t, obs.n.Load())
+}
+
+// Stages gives each endpoint as a troupe.Stats, in the order inserted:
+// its key as its name, its calls in flight as Used, no capacity of the
+// balancer's, and its Snapshot as Detail.
+//
+// spec: BAL1
+func TestStagesGivesEachEndpointAsAStageWithItsSnapshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		held := newBlocking()
+		var ok counted
+		bal, err := balance.New[int, int, int](nil, seeded)
+		require.NoError(t, err)
+		defer bal.Close(context.Background())
+		bal.Insert(7, held.svc())
+		synctest.Wait()
+		p, err := bal.Reserve(context.Background()) // 7, the only one
+		require.NoError(t, err)
+		bal.Insert(3, ok.svc())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = p.Call(context.Background(), 1)
+		}()
+		synctest.Wait()
+		st := bal.Stages()
+		require.Len(t, st, 2)
+		assert.Equal(t, []string{"7", "3"}, []string{st[0].Name, st[1].Name})
+		byKey := map[int]balance.EndpointStats[int]{}
+		for _, s := range bal.Stats() {
+			byKey[s.Key] = s
+		}
+		for i, k := range []int{7, 3} {
+			assert.Equal(t, stagekit.MaxCapacity, st[i].Capacity)
+			assert.Equal(t, byKey[k].Snapshot, st[i].Detail)
+			assert.Equal(t, byKey[k].Pending, st[i].Used)
+		}
+		assert.Equal(t, []int{1, 0}, []int{st[0].Used, st[1].Used}, "the call held at 7")
+		close(held.release)
+		<-done
+	})
 }
