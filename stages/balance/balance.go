@@ -172,7 +172,10 @@ func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Re
 		now = b.clock()
 	}
 	res, err := p.Call(ctx, req)
-	v, err := b.judge(ctx, res, err)
+	v := succeeded
+	if err != nil || b.failure != nil {
+		v, err = b.judge(ctx, res, err)
+	}
 	b.finish(ep, v, now, err)
 	return res, err
 }

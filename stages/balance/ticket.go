@@ -27,7 +27,10 @@ func (t *ticket[K, Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 		start = t.b.clock()
 	}
 	res, err := t.p.Call(ctx, req)
-	v, err := t.b.judge(ctx, res, err)
+	v := succeeded
+	if err != nil || t.b.failure != nil {
+		v, err = t.b.judge(ctx, res, err)
+	}
 	t.b.finish(t.ep, v, start, err)
 	return res, err
 }
@@ -49,7 +52,8 @@ const (
 )
 
 // judge returns what a call's outcome says of its endpoint, and the error
-// the caller gets: err, or a panic in Classify's function with err.
+// the caller gets: err, or a panic in Classify's function with err. Its
+// callers skip it for a success with no Classify, the common case.
 func (b *Balancer[K, Req, Res]) judge(ctx context.Context, res Res, err error) (verdict, error) {
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
