@@ -3,7 +3,6 @@ package balance
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/troupe-go/troupe"
@@ -67,12 +66,10 @@ func (b *Balancer[K, Req, Res]) judge(ctx context.Context, res Res, err error) (
 		return succeeded, nil
 	}
 	bad, perr := stagekit.Guard1("balance: Classify", func() (bool, error) { return b.failure(res, err), nil })
-	switch {
-	case perr != nil && err != nil:
-		return failed, fmt.Errorf("%w (the call's outcome: %w)", perr, err)
-	case perr != nil:
-		return failed, perr
-	case bad:
+	if perr != nil {
+		return failed, stagekit.JoinPanic(perr, err)
+	}
+	if bad {
 		return failed, err
 	}
 	return succeeded, err
