@@ -7,10 +7,12 @@ import (
 
 // Observer is told what happens in the stages it is attached to: requests
 // accepted, rejected and finished, retries, timeouts, sheds, state
-// changes, restarts. Attach one to a stack ([Builder.Observe], or the
-// Observe method of package stages' builder) or to a whole actor system
-// (actors.WithObserver): the stages report to it from then on, each
-// event naming the pipeline, the stage and its kind.
+// changes, restarts; a balancer's picks and its endpoints coming and
+// going. Attach one to a stack ([Builder.Observe], or the Observe method
+// of package stages' builder) or to a whole actor system
+// (actors.WithObserver), or to a balancer (package stages/balance's
+// Observe option): the stages report to it from then on, each event
+// naming the pipeline, the stage and its kind.
 //
 // Observe is called synchronously, on the goroutine where the event
 // happens: the caller's own, a stage's actor, a timer's; each event's
@@ -22,10 +24,11 @@ import (
 // and where the event belongs to one call that is still under way, that
 // call's outcome becomes an error matching [ErrPanic], joined with the
 // outcome it had. A panic at EventAccepted answers the call at once, one
-// at EventStarted keeps the downstream call from being made, and one at
-// EventRetried or EventFallback ends the call instead of retrying or
-// falling back; events no call waits for (a restart, a rate limit's
-// change) are only logged. Every call still gets exactly one outcome.
+// at EventStarted or EventPicked keeps the downstream call from being
+// made, and one at EventRetried or EventFallback ends the call instead of
+// retrying or falling back; events no call waits for (a restart, a rate
+// limit's change, an endpoint added) are only logged (a balancer's
+// through its logger). Every call still gets exactly one outcome.
 //
 // With no observer attached, a stage pays one nil check per place where
 // it would report, and nothing else. Depths of queues are not events:
@@ -75,6 +78,10 @@ type Event struct {
 	From, To string
 	// Limit is a stage's new concurrency limit (EventLimitChanged).
 	Limit int
+	// Endpoint names the endpoint of a balancer that the event is about
+	// (EventPicked, EventEndpointAdded, EventEndpointRemoved,
+	// EventEndpointDrained): its key, formatted with fmt.
+	Endpoint string
 	// Err is the error of the event: the rejection's, the finished
 	// request's (nil on success), the timeout's, the shed's, the failure a
 	// fallback answers, the failure that restarted the stage.
@@ -83,9 +90,9 @@ type Event struct {
 	// observer that correlates events with a trace or a log line: the
 	// caller's context (or one a stage derived from it) on EventAccepted,
 	// EventFinished, EventRetried, EventHedged, EventTimedOut, EventShed
-	// and EventFallback; the context the downstream call is made with on
-	// EventStarted. Nil on the other events. The observer must not keep
-	// it past the call's outcome.
+	// EventFallback and EventPicked; the context the downstream call is
+	// made with on EventStarted. Nil on the other events. The observer
+	// must not keep it past the call's outcome.
 	Context context.Context
 }
 
@@ -155,21 +162,41 @@ const (
 	// reconnect, also each restart of its connection actor (on the
 	// reconnect stage's actor).
 	EventRestarted
+	// EventPicked: a balancer (package stages/balance) picked Endpoint for
+	// a call, whose context is Context. On the caller's goroutine, before
+	// the call is sent.
+	EventPicked
+	// EventEndpointAdded: a balancer's set gained Endpoint. On the
+	// goroutine that inserted it (the caller of Insert, the balancer's
+	// discovery).
+	EventEndpointAdded
+	// EventEndpointRemoved: Endpoint left a balancer's set: it is picked no
+	// more and drains its calls in flight. On the goroutine that removed
+	// it.
+	EventEndpointRemoved
+	// EventEndpointDrained: a removed Endpoint has no call in flight left,
+	// and the balancer closed it if it owned it (Err: the close's error).
+	// On a goroutine of the balancer's.
+	EventEndpointDrained
 )
 
 var eventNames = [...]string{
-	EventAccepted:     "accepted",
-	EventRejected:     "rejected",
-	EventStarted:      "started",
-	EventFinished:     "finished",
-	EventRetried:      "retried",
-	EventHedged:       "hedged",
-	EventTimedOut:     "timed_out",
-	EventShed:         "shed",
-	EventFallback:     "fallback",
-	EventStateChanged: "state_changed",
-	EventLimitChanged: "limit_changed",
-	EventRestarted:    "restarted",
+	EventAccepted:        "accepted",
+	EventRejected:        "rejected",
+	EventStarted:         "started",
+	EventFinished:        "finished",
+	EventRetried:         "retried",
+	EventHedged:          "hedged",
+	EventTimedOut:        "timed_out",
+	EventShed:            "shed",
+	EventFallback:        "fallback",
+	EventStateChanged:    "state_changed",
+	EventLimitChanged:    "limit_changed",
+	EventRestarted:       "restarted",
+	EventPicked:          "picked",
+	EventEndpointAdded:   "endpoint_added",
+	EventEndpointRemoved: "endpoint_removed",
+	EventEndpointDrained: "endpoint_drained",
 }
 
 // String returns the event's name in snake case: "accepted", "timed_out",

@@ -29,6 +29,8 @@ func TestOB1_OutcomeClasses(t *testing.T) {
 	}
 	assert.Equal(t, "timed_out", troupe.EventTimedOut.String())
 	assert.Equal(t, "unknown", troupe.EventType(0).String())
+	assert.Equal(t, "endpoint_drained", troupe.EventEndpointDrained.String())
+	assert.Equal(t, "unknown", (troupe.EventEndpointDrained + 1).String())
 	assert.Equal(t, "canceled", troupe.OutcomeCanceled.String())
 	assert.Equal(t, "overloaded", troupe.ReasonOverloaded.String())
 }

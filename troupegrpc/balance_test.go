@@ -114,7 +114,7 @@ type backendSet struct {
 	conns map[string]*grpc.ClientConn // guarded by mu: each address's last connection
 }
 
-func newBackendSet(t *testing.T, perBackend func(string) stages.Builder[call, result], outside stages.Builder[call, result], opts ...balance.Option) *backendSet {
+func newBackendSet(t *testing.T, perBackend func(string) stages.Builder[call, result], outside stages.Builder[call, result], opts ...balance.Option[result]) *backendSet {
 	t.Helper()
 	sys := troupetest.NewSystem(t)
 	s := &backendSet{ch: make(chan balance.Change[string, call, result]), conns: map[string]*grpc.ClientConn{}}

@@ -125,7 +125,14 @@ var retries = func() troupe.Layer[req, res] {
 	return troupehttp.Retry(3, bo)
 }()
 
-func newReplicaSet(t *testing.T, endpoint func() stages.Builder[req, res], opts ...balance.Option) *replicaSet {
+func newReplicaSet(t *testing.T, endpoint func() stages.Builder[req, res], opts ...balance.Option[res]) *replicaSet {
+	t.Helper()
+	return newReplicaSetRetrying(t, retries, endpoint, opts...)
+}
+
+// newReplicaSetRetrying is newReplicaSet with retry as the Retry outside
+// the balancer.
+func newReplicaSetRetrying(t *testing.T, retry troupe.Layer[req, res], endpoint func() stages.Builder[req, res], opts ...balance.Option[res]) *replicaSet {
 	t.Helper()
 	sys := troupetest.NewSystem(t)
 	hc, _ := newClient(t)
@@ -143,7 +150,7 @@ func newReplicaSet(t *testing.T, endpoint func() stages.Builder[req, res], opts 
 		require.NoError(t, bal.Close(ctx))
 	})
 	s.bal = bal
-	outer, err := stages.Stack[req, res]().Layer(retries).Build(sys, bal)
+	outer, err := stages.Stack[req, res]().Layer(retry).Build(sys, bal)
 	require.NoError(t, err)
 	closeStack(t, outer)
 	s.stack = outer

@@ -33,7 +33,13 @@ type StatsSource interface {
 //   - from the Dashboard's Observer, only for a stack built with it
 //     (Observe(d.Observer(), name), the name it is registered under):
 //     accepted, rejected and failed a second, retries a second, and the
-//     latency percentiles p50 and p99 of the requests finished in the tick.
+//     latency percentiles p50 and p99 of the requests finished in the tick;
+//   - for a balancer (package stages/balance: its Stages method makes it a
+//     StatsSource), one card per endpoint, from its Stats: its state
+//     ("ready", "busy" while it is reserved on, "failing" in its
+//     cooldown, "paused" after a refusal), calls in flight, picks and
+//     errors a second (plotted: picks) and its round-trip estimate. An
+//     endpoint removed leaves the view at the next tick.
 //
 // Rates are the differences of cumulative counts over the tick, divided by
 // its length. Each stage keeps a short history that the page plots. Every
@@ -50,6 +56,7 @@ type Dashboard struct {
 	mu      sync.Mutex
 	stacks  []*dashStack // registered, in order
 	last    time.Time    // when the frame below was sampled
+	gen     uint64       // counts the samples
 	frame   []byte       // the last frame's JSON
 	closed  bool
 	done    chan struct{} // closed by Close: the streams end

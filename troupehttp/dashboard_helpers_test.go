@@ -36,7 +36,8 @@ type stageFrame struct {
 	Capacity, InFlight, Queued, Waiting      int
 	Accepted, Rejected, Failed, Retries, P50 *float64
 	P99, Hedges                              *float64
-	Breaker, RateLimit                       string
+	Breaker, RateLimit, Endpoint             string
+	Picks, Errors, RTTMs                     *float64
 	Unbounded                                bool
 	Limit                                    *int
 	SeriesInFlight                           []int

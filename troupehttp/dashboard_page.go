@@ -60,6 +60,7 @@ h2{font-size:1.1rem;margin:1.2rem 0 .5rem}
 .stage canvas{width:100%;height:48px;margin-top:.4rem;display:block}
 .state-open{color:#c62828;font-weight:bold}.state-half-open{color:#b26a00;font-weight:bold}
 .state-closed{color:#1a7f37}.legend{font-size:.75rem;color:#666}
+.ep-ready{color:#1a7f37}.ep-busy{color:#b26a00}.ep-paused,.ep-failing{color:#c62828;font-weight:bold}
 </style></head><body>
 <h1>troupe dashboard</h1>
 <div id="status">connecting…</div>
@@ -83,7 +84,12 @@ const fields = [
   ["breaker", "breaker", s => s.breaker || null],
   ["limit", "limit", s => s.limit == null ? null : String(s.limit)],
   ["rateLimit", "rate limit", s => s.rateLimit || null],
+  ["endpoint", "endpoint", s => s.endpoint || null],
+  ["picks", "picks/s", s => s.endpoint ? num(s.picks) : null],
+  ["errors", "errors/s", s => s.endpoint ? num(s.errors) : null],
+  ["rttMs", "rtt ms", s => s.rttMs == null ? null : num(s.rttMs)],
 ];
+const endpointFields = new Set(["inFlight", "endpoint", "picks", "errors", "rttMs"]); // a balancer's endpoint shows these
 function num(v) {
   if (v == null) return "–";
   return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
@@ -128,7 +134,7 @@ function stageView(sv, name) {
   legend.textContent = "blue: in flight · orange: accepted/s";
   card.append(h, dl, canvas, legend);
   sv.box.append(card);
-  v = {card, cells, canvas};
+  v = {card, cells, canvas, legend};
   sv.stages.set(name, v);
   return v;
 }
@@ -157,12 +163,18 @@ function render(frame) {
       const v = stageView(sv, s.name);
       for (const [key, , show] of fields) {
         const text = show(s), [dt, dd] = v.cells[key];
-        const hide = text == null;
+        const hide = text == null || (s.endpoint && !endpointFields.has(key));
         dt.hidden = hide; dd.hidden = hide;
         dd.textContent = hide ? "" : text;
         if (key === "breaker") dd.className = hide ? "" : "state-" + s.breaker;
+        if (key === "endpoint") dd.className = hide ? "" : "ep-" + s.endpoint;
       }
+      v.legend.textContent = "blue: in flight · orange: " + (s.endpoint && s.accepted == null ? "picks/s" : "accepted/s");
       plot(v.canvas, s.seriesInFlight, s.seriesAccepted);
+    }
+    const names = new Set((st.stages || []).map(s => s.name));
+    for (const [name, v] of sv.stages) {
+      if (!names.has(name)) { v.card.remove(); sv.stages.delete(name); } // a balancer's endpoint removed
     }
   }
 }

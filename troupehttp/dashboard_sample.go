@@ -2,11 +2,13 @@ package troupehttp
 
 import (
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors/stagekit"
 	"github.com/troupe-go/troupe/stages/adaptive"
+	"github.com/troupe-go/troupe/stages/balance"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/hedge"
 	"github.com/troupe-go/troupe/stages/ratelimit"
@@ -16,14 +18,16 @@ import (
 type dashStack struct {
 	name   string
 	src    StatsSource
-	stages map[string]*dashStage
+	stages map[string]*dashStage // by name; a stage gone from the source leaves at the next sample
 }
 
 // dashStage is what the sampler keeps of one stage between ticks: the
 // cumulative counts of the last sample, and the plotted history.
 type dashStage struct {
 	at                                          time.Time // of the last sample; zero before the first
+	gen                                         uint64    // the sample that last saw the stage
 	accepted, rejected, failed, retries, hedges uint64
+	picks, errors                               uint64 // a balancer's endpoint's
 	latency                                     [histBuckets]uint64
 	inFlight                                    []int     // oldest first
 	rate                                        []float64 // accepted a second, oldest first
@@ -60,6 +64,10 @@ type dashStageFrame struct {
 	Breaker   string    `json:"breaker,omitempty"`
 	Limit     *int      `json:"limit,omitempty"`
 	RateLimit string    `json:"rateLimit,omitempty"`
+	Endpoint  string    `json:"endpoint,omitempty"` // a balancer's endpoint's state
+	Picks     *float64  `json:"picks,omitempty"`
+	Errors    *float64  `json:"errors,omitempty"`
+	RTTMs     *float64  `json:"rttMs,omitempty"`
 	InFlights []int     `json:"seriesInFlight"`
 	Rates     []float64 `json:"seriesAccepted"`
 }
@@ -73,11 +81,13 @@ func (d *Dashboard) sample(now time.Time) []byte {
 		return d.frame
 	}
 	f := dashFrame{IntervalMs: float64(d.interval) / float64(time.Millisecond), Stacks: make([]dashStackFrame, 0, len(d.stacks))}
+	d.gen++
 	for _, s := range d.stacks {
 		sf := dashStackFrame{Name: s.name, Observed: d.obs.observed(s.name)}
 		for _, st := range s.src.Stages() {
 			sf.Stages = append(sf.Stages, d.stageFrame(s, st, sf.Observed, now))
 		}
+		maps.DeleteFunc(s.stages, func(_ string, ds *dashStage) bool { return ds.gen != d.gen }) // a balancer's endpoint removed
 		f.Stacks = append(f.Stacks, sf)
 	}
 	b, err := json.Marshal(f)
@@ -96,11 +106,20 @@ func (d *Dashboard) stageFrame(s *dashStack, st troupe.Stats, observed bool, now
 		ds = &dashStage{}
 		s.stages[st.Name] = ds
 	}
+	ds.gen = d.gen
 	f := dashStageFrame{Name: st.Name, Capacity: st.Capacity, InFlight: st.Used, Queued: st.Queued, Waiting: st.Waiting}
 	f.Unbounded = st.Capacity >= stagekit.MaxCapacity
 	var hedges uint64
 	isHedge := false
+	var ep *balance.Snapshot
 	switch v := st.Detail.(type) {
+	case balance.Snapshot:
+		ep = &v
+		f.Endpoint = endpointState(v)
+		if v.RTT > 0 {
+			ms := float64(v.RTT) / float64(time.Millisecond)
+			f.RTTMs = &ms
+		}
 	case breaker.Snapshot:
 		f.Breaker = v.State.String()
 	case adaptive.Snapshot:
@@ -130,6 +149,9 @@ func (d *Dashboard) stageFrame(s *dashStack, st troupe.Stats, observed bool, now
 		if isHedge {
 			f.Hedges = rate(hedges, ds.hedges)
 		}
+		if ep != nil {
+			f.Picks, f.Errors = rate(ep.Picks, ds.picks), rate(ep.Errors, ds.errors)
+		}
 		if observed {
 			f.Accepted = rate(cur.accepted, ds.accepted)
 			f.Rejected = rate(cur.rejected, ds.rejected)
@@ -139,16 +161,37 @@ func (d *Dashboard) stageFrame(s *dashStack, st troupe.Stats, observed bool, now
 		}
 	}
 	ds.at, ds.hedges = now, hedges
+	if ep != nil {
+		ds.picks, ds.errors = ep.Picks, ep.Errors
+	}
 	ds.accepted, ds.rejected, ds.failed, ds.retries = cur.accepted, cur.rejected, cur.failed, cur.retries
 	ds.latency = cur.latency
 	ds.inFlight = keepLast(append(ds.inFlight, st.Used), d.history)
 	accepted := 0.0
 	if f.Accepted != nil {
 		accepted = *f.Accepted
+	} else if f.Picks != nil {
+		accepted = *f.Picks // an endpoint's plot: picks a second
 	}
 	ds.rate = keepLast(append(ds.rate, accepted), d.history)
 	f.InFlights, f.Rates = ds.inFlight, ds.rate
 	return f
+}
+
+// endpointState names a balancer's endpoint's state: "paused" (it refused
+// a call), "failing" (its last call failed, in the cooldown), "ready" (the
+// balancer may pick it), or "busy" (it is being reserved on: its limit
+// full, say).
+func endpointState(s balance.Snapshot) string {
+	switch {
+	case s.Paused:
+		return "paused"
+	case s.Failing:
+		return "failing"
+	case s.Ready:
+		return "ready"
+	}
+	return "busy"
 }
 
 // keepLast returns the last n elements of s, reusing its array.

@@ -126,14 +126,16 @@
 // request for each attempt (CloneRequest), and the balancer sends an
 // attempt after one that failed to another replica: an endpoint whose last
 // call failed loses every pair for a cooldown (balance.FailureCooldown). A
-// failure, to the balancer, is an error: a transport error (a replica
-// down), or the error of a stage inside the endpoint, such as a Timeout
-// there that a slow replica outlasts (a Timeout outside the balancer
-// expires the attempt's context, which it does not count, as it does not
-// count a caller's giving up). A 503 is a response, which it does not
-// count: a Breaker per endpoint that counts it (breaker.Classify with
-// IsFailure) opens, refuses the next call at once, and the balancer leaves
-// the replica out until the breaker lets calls through again. A removed
+// failure, to the balancer, is by default an error: a transport error (a
+// replica down), or the error of a stage inside the endpoint, such as a
+// Timeout there that a slow replica outlasts (a Timeout outside the
+// balancer expires the attempt's context, which it does not count, as it
+// does not count a caller's giving up). A 503 is a response, which it does
+// not count unless told to: balance.Classify(IsFailure) makes a 5xx a
+// failure of the replica, so a retry of a 503 goes to another replica. A
+// Breaker per endpoint that counts it (breaker.Classify with IsFailure)
+// goes further: it opens, refuses the next call at once, and the balancer
+// leaves the replica out until the breaker lets calls through again. A removed
 // replica's calls in flight finish, and their bodies stream on after its
 // pipeline is closed.
 //

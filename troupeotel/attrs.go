@@ -20,6 +20,8 @@ const (
 	AttrAttempt   = attribute.Key("troupe.attempt")
 	AttrStateFrom = attribute.Key("troupe.state.from")
 	AttrStateTo   = attribute.Key("troupe.state.to")
+	AttrEndpoint  = attribute.Key("troupe.endpoint")
+	AttrChange    = attribute.Key("troupe.endpoint.change")
 )
 
 // cache holds each stage's precomputed attribute sets, so that recording
@@ -61,6 +63,8 @@ type stageSets struct {
 	outcomes [troupe.OutcomePanic + 1]both
 	reasons  [troupe.ReasonFiltered + 1][]metric.AddOption
 	attempts sync.Map // int -> []metric.AddOption
+	picks    sync.Map // endpoint -> []metric.AddOption; entries are never removed
+	epChange sync.Map // [2]string{endpoint, change} -> []metric.AddOption; the same
 
 	mu      sync.Mutex
 	changes map[[2]string][]metric.AddOption // guarded by mu
@@ -106,10 +110,15 @@ func (s *stageSets) reason(r troupe.Reason) []metric.AddOption {
 
 // attempt returns the set with attempt number n, an integer attribute.
 func (s *stageSets) attempt(n int) []metric.AddOption {
-	if v, ok := s.attempts.Load(n); ok {
+	return lazy(&s.attempts, n, func() []metric.AddOption { return s.with(AttrAttempt.Int(n)).add })
+}
+
+// lazy returns the set m keeps under k, made by mk and kept on first use.
+func lazy[K comparable](m *sync.Map, k K, mk func() []metric.AddOption) []metric.AddOption {
+	if v, ok := m.Load(k); ok {
 		return v.([]metric.AddOption)
 	}
-	v, _ := s.attempts.LoadOrStore(n, s.with(AttrAttempt.Int(n)).add)
+	v, _ := m.LoadOrStore(k, mk())
 	return v.([]metric.AddOption)
 }
 
@@ -124,4 +133,16 @@ func (s *stageSets) change(from, to string) []metric.AddOption {
 		s.changes[k] = opts
 	}
 	return opts
+}
+
+// endpoint returns the set of a balancer's endpoint, a string attribute.
+func (s *stageSets) endpoint(ep string) []metric.AddOption {
+	return lazy(&s.picks, ep, func() []metric.AddOption { return s.with(AttrEndpoint.String(ep)).add })
+}
+
+// endpointChange returns the set of a change to a balancer's endpoint.
+func (s *stageSets) endpointChange(ep, change string) []metric.AddOption {
+	return lazy(&s.epChange, [2]string{ep, change}, func() []metric.AddOption {
+		return s.with(AttrEndpoint.String(ep), AttrChange.String(change)).add
+	})
 }

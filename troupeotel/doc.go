@@ -22,20 +22,23 @@
 // through a four-stage stack counts once in troupe.calls at each stage, and
 // at each stage below a retry stage once per attempt.
 //
-//	name                  instrument       unit       more attributes                     from
-//	troupe.calls          counter          {call}     troupe.outcome                      EventFinished
-//	troupe.call.duration  histogram        s          troupe.outcome                      EventFinished's Latency
-//	troupe.active_calls   updowncounter    {call}                                         EventAccepted (+1), EventFinished (-1), read at collection
-//	troupe.rejected       counter          {call}     troupe.reason                       EventRejected
-//	troupe.attempts       counter          {attempt}                                      EventStarted (StartAttempt)
-//	troupe.retries        counter          {retry}    troupe.attempt (1 for the first)    EventRetried
-//	troupe.hedges         counter          {hedge}    troupe.attempt                      EventHedged
-//	troupe.timeouts       counter          {timeout}                                      EventTimedOut
-//	troupe.shed           counter          {call}                                         EventShed
-//	troupe.fallbacks      counter          {call}                                         EventFallback
-//	troupe.state.changes  counter          {change}   troupe.state.from, troupe.state.to  EventStateChanged
-//	troupe.limit          gauge            {call}                                         EventLimitChanged
-//	troupe.restarts       counter          {restart}                                      EventRestarted
+//	name                             instrument     unit        more attributes                          from
+//	troupe.calls                     counter        {call}      troupe.outcome                           EventFinished
+//	troupe.call.duration             histogram      s           troupe.outcome                           EventFinished's Latency
+//	troupe.active_calls              updowncounter  {call}                                               EventAccepted (+1), EventFinished (-1), read at collection
+//	troupe.rejected                  counter        {call}      troupe.reason                            EventRejected
+//	troupe.attempts                  counter        {attempt}                                            EventStarted (StartAttempt)
+//	troupe.retries                   counter        {retry}     troupe.attempt (1 for the first)         EventRetried
+//	troupe.hedges                    counter        {hedge}     troupe.attempt                           EventHedged
+//	troupe.timeouts                  counter        {timeout}                                            EventTimedOut
+//	troupe.shed                      counter        {call}                                               EventShed
+//	troupe.fallbacks                 counter        {call}                                               EventFallback
+//	troupe.state.changes             counter        {change}    troupe.state.from, troupe.state.to       EventStateChanged
+//	troupe.limit                     gauge          {call}                                               EventLimitChanged
+//	troupe.restarts                  counter        {restart}                                            EventRestarted
+//	troupe.balance.picks             counter        {call}      troupe.endpoint                          EventPicked
+//	troupe.balance.endpoints         updowncounter  {endpoint}                                           EventEndpointAdded (+1), EventEndpointRemoved (-1)
+//	troupe.balance.endpoint.changes  counter        {change}    troupe.endpoint, troupe.endpoint.change  EventEndpointAdded, EventEndpointRemoved, EventEndpointDrained
 //
 // troupe.outcome is "success", "failure", "canceled", "timeout" or "panic"
 // (troupe.Outcome); troupe.reason is "other", "closed", "restarted",
@@ -48,6 +51,14 @@
 // troupe.attempts counts the downstream calls made below the innermost
 // observed stage, so only that stage has it. Queue depths are not events:
 // read them from the stack (Stages, Stats) with an observable gauge.
+//
+// The troupe.balance metrics come from a balancer (package
+// stages/balance, its Observe option), whose events name the balancer as
+// their stage ("balance") and the endpoint by its key: troupe.endpoint.
+// troupe.endpoint.change is "added", "removed" or "drained" (a removed
+// endpoint's last call finished). An endpoint's attribute sets are kept
+// for the Observer's life, as a stage's are: a balancer whose keys keep
+// changing (new addresses at each deploy) adds a few series each.
 //
 // # Beside resilience4j and Polly
 //
@@ -110,6 +121,7 @@
 //	troupe.timeout    a timeout stage's deadline passed
 //	troupe.shed       a load shedder refused the call
 //	troupe.fallback   a fallback answers the failure
+//	troupe.pick       a balancer picked the endpoint troupe.endpoint for the call
 //
 // So a call retried twice shows as the caller's span with three
 // troupe.attempt children and two troupe.retry events. Measurements are

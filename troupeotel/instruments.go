@@ -9,19 +9,22 @@ import (
 
 // The metrics' names, as the package doc lists them.
 const (
-	MetricCalls        = "troupe.calls"
-	MetricActiveCalls  = "troupe.active_calls"
-	MetricCallDuration = "troupe.call.duration"
-	MetricRejected     = "troupe.rejected"
-	MetricAttempts     = "troupe.attempts"
-	MetricRetries      = "troupe.retries"
-	MetricHedges       = "troupe.hedges"
-	MetricTimeouts     = "troupe.timeouts"
-	MetricShed         = "troupe.shed"
-	MetricFallbacks    = "troupe.fallbacks"
-	MetricStateChanges = "troupe.state.changes"
-	MetricLimit        = "troupe.limit"
-	MetricRestarts     = "troupe.restarts"
+	MetricCalls           = "troupe.calls"
+	MetricActiveCalls     = "troupe.active_calls"
+	MetricCallDuration    = "troupe.call.duration"
+	MetricRejected        = "troupe.rejected"
+	MetricAttempts        = "troupe.attempts"
+	MetricRetries         = "troupe.retries"
+	MetricHedges          = "troupe.hedges"
+	MetricTimeouts        = "troupe.timeouts"
+	MetricShed            = "troupe.shed"
+	MetricFallbacks       = "troupe.fallbacks"
+	MetricStateChanges    = "troupe.state.changes"
+	MetricLimit           = "troupe.limit"
+	MetricRestarts        = "troupe.restarts"
+	MetricPicks           = "troupe.balance.picks"
+	MetricEndpoints       = "troupe.balance.endpoints"
+	MetricEndpointChanges = "troupe.balance.endpoint.changes"
 )
 
 // instruments makes ob's instruments with m; it returns every error met.
@@ -42,7 +45,12 @@ func (ob *Observer) instruments(m metric.Meter, o options) error {
 	ob.fallbacks = counter(MetricFallbacks, "{call}", "Failures a fallback stage answered with its fallback.")
 	ob.changes = counter(MetricStateChanges, "{change}", "State changes of a stage, by the states before and after.")
 	ob.restarts = counter(MetricRestarts, "{restart}", "Restarts of a stage's actor by its supervisor.")
+	ob.picks = counter(MetricPicks, "{call}", "Calls a balancer sent to an endpoint, by endpoint.")
+	ob.epChanges = counter(MetricEndpointChanges, "{change}", "Endpoints a balancer added, removed and drained, by endpoint and change.")
 	var err error
+	ob.endpoints, err = m.Int64UpDownCounter(MetricEndpoints, metric.WithUnit("{endpoint}"),
+		metric.WithDescription("Endpoints in a balancer's set: added and not yet removed."))
+	errs = append(errs, err)
 	ob.active, err = m.Int64ObservableUpDownCounter(MetricActiveCalls, metric.WithUnit("{call}"),
 		metric.WithDescription("Calls a stage holds: accepted and not yet finished."))
 	errs = append(errs, err)

@@ -37,6 +37,9 @@ type Observer struct {
 	changes   metric.Int64Counter
 	limit     metric.Int64Gauge
 	restarts  metric.Int64Counter
+	picks     metric.Int64Counter
+	endpoints metric.Int64UpDownCounter
+	epChanges metric.Int64Counter
 
 	tracer trace.Tracer // nil: no spans
 	sets   cache
@@ -115,6 +118,16 @@ func (ob *Observer) Observe(ev troupe.Event) {
 		ob.limit.Record(ctx, int64(ev.Limit), s.baseRec...)
 	case troupe.EventRestarted:
 		ob.restarts.Add(ctx, 1, s.base...)
+	case troupe.EventPicked:
+		ob.picks.Add(ctx, 1, s.endpoint(ev.Endpoint)...)
+	case troupe.EventEndpointAdded:
+		ob.endpoints.Add(ctx, 1, s.base...)
+		ob.epChanges.Add(ctx, 1, s.endpointChange(ev.Endpoint, "added")...)
+	case troupe.EventEndpointRemoved:
+		ob.endpoints.Add(ctx, -1, s.base...)
+		ob.epChanges.Add(ctx, 1, s.endpointChange(ev.Endpoint, "removed")...)
+	case troupe.EventEndpointDrained:
+		ob.epChanges.Add(ctx, 1, s.endpointChange(ev.Endpoint, "drained")...)
 	}
 	ob.spanEvent(ev, s)
 }

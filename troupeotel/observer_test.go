@@ -70,8 +70,10 @@ func TestOB2_PolicyEventsWithoutAScriptAreRecorded(t *testing.T) {
 func TestOB2_ObserveAllocatesNothingOnceAStageIsKnown(t *testing.T) {
 	obs, _ := newObserver(t)
 	evs := []troupe.Event{ev(troupe.EventAccepted, "retry"), ev(troupe.EventStarted, "retry"),
-		ev(troupe.EventRetried, "retry"), ev(troupe.EventFinished, "retry"), ev(troupe.EventRejected, "retry")}
+		ev(troupe.EventRetried, "retry"), ev(troupe.EventFinished, "retry"), ev(troupe.EventRejected, "retry"),
+		ev(troupe.EventPicked, "balance")}
 	evs[2].Attempt = 3
+	evs[5].Endpoint = "10.0.0.7:443"
 	evs[3].Latency = time.Millisecond
 	evs[4].Reason = troupe.ReasonOverloaded
 	for _, e := range evs {

@@ -20,6 +20,7 @@ const (
 	EventNameTimeout  = "troupe.timeout"
 	EventNameShed     = "troupe.shed"
 	EventNameFallback = "troupe.fallback"
+	EventNamePick     = "troupe.pick"
 )
 
 var spanEvents = [...]string{
@@ -28,6 +29,7 @@ var spanEvents = [...]string{
 	troupe.EventTimedOut: EventNameTimeout,
 	troupe.EventShed:     EventNameShed,
 	troupe.EventFallback: EventNameFallback,
+	troupe.EventPicked:   EventNamePick,
 }
 
 var _ troupe.AttemptTracer = (*Observer)(nil)
@@ -70,8 +72,11 @@ func (ob *Observer) spanEvent(ev troupe.Event, s *stageSets) {
 		return
 	}
 	kvs := append(make([]attribute.KeyValue, 0, len(s.kvs)+2), s.kvs...)
-	if ev.Type == troupe.EventRetried || ev.Type == troupe.EventHedged {
+	switch ev.Type {
+	case troupe.EventRetried, troupe.EventHedged:
 		kvs = append(kvs, AttrAttempt.Int(ev.Attempt))
+	case troupe.EventPicked:
+		kvs = append(kvs, AttrEndpoint.String(ev.Endpoint))
 	}
 	if ev.Err != nil {
 		kvs = append(kvs, attribute.String("exception.message", ev.Err.Error()))

@@ -585,7 +585,7 @@ func (h *realStacks) multi(j int, lf mleaf) (troupe.Service[int, int], error) {
 		if err != nil {
 			return nil, err
 		}
-		opts := []balance.Option{balance.WithSource(rand.NewPCG(l.seed, l.seed^0x9e3779b97f4a7c15)),
+		opts := []balance.Option[int]{balance.WithSource(rand.NewPCG(l.seed, l.seed^0x9e3779b97f4a7c15)),
 			balance.FailureCooldown(l.cooldown), balance.WithBackoff(delays)}
 		if l.ewma {
 			opts = append(opts, balance.PeakEWMA(l.decay, balance.DefaultRTT))

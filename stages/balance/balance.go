@@ -19,12 +19,14 @@ import (
 type Balancer[K comparable, Req, Res any] struct {
 	cfg     config
 	permits troupe.PermitSource[Req, Res]
-	life    context.Context    // ends when the balancer closes: stops the sources
-	stop    context.CancelFunc // ends life
-	sources sync.WaitGroup     // the sources' goroutines
-	drains  sync.WaitGroup     // removed endpoints draining, then closing
-	abandon chan struct{}      // closed when Close's context ends: drains stop waiting
-	epoch   time.Time          // the balancer's clock reads the time since
+	life    context.Context       // ends when the balancer closes: stops the sources
+	stop    context.CancelFunc    // ends life
+	sources sync.WaitGroup        // the sources' goroutines
+	drains  sync.WaitGroup        // removed endpoints draining, then closing
+	abandon chan struct{}         // closed when Close's context ends: drains stop waiting
+	epoch   time.Time             // the balancer's clock reads the time since
+	failure func(Res, error) bool // Classify's, or nil: an error is a failure
+	obs     *reporter             // nil: no observer
 
 	mu      sync.Mutex
 	eps     map[K]*endpoint[K, Req, Res] // guarded by mu: the endpoints in the set
@@ -46,7 +48,7 @@ type waiter[K comparable, Req, Res any] struct {
 // and a bad source are errors matching troupe.ErrBadConfig. The balancer
 // runs a goroutine for its source and one for each endpoint (its watcher)
 // until Close.
-func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option) (*Balancer[K, Req, Res], error) {
+func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option[Res]) (*Balancer[K, Req, Res], error) {
 	c := defaults()
 	if err := opt.Apply("balance", &c, opts); err != nil {
 		return nil, err
@@ -59,12 +61,14 @@ func New[K comparable, Req, Res any](src Source[K, Req, Res], opts ...Option) (*
 			return nil, err
 		}
 	}
+	failure, _ := c.classify.(func(Res, error) bool) // nil, or Classify[Res]'s
 	if c.src == nil {
 		c.src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	}
 	life, stop := context.WithCancel(context.Background())
 	b := &Balancer[K, Req, Res]{
-		cfg: c, life: life, stop: stop, abandon: make(chan struct{}), epoch: time.Now(),
+		cfg: c, life: life, stop: stop, abandon: make(chan struct{}), epoch: time.Now(), failure: failure,
+		obs: newReporter(c),
 		eps: map[K]*endpoint[K, Req, Res]{}, rnd: rand.New(c.src),
 	}
 	if src != nil {
@@ -90,6 +94,11 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 		b.countLocked(ep)
 		b.mu.Unlock()
 		if p := b.permitFor(ep); p != nil {
+			if b.obs != nil {
+				if err := b.picked(ctx, ep, p); err != nil {
+					return nil, err
+				}
+			}
 			return b.permits.Issue(&ticket[K, Req, Res]{b: b, ep: ep, p: p}), nil
 		}
 		b.mu.Lock()
@@ -105,6 +114,11 @@ func (b *Balancer[K, Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req
 	case t := <-w.ch:
 		if t == nil {
 			return nil, closedErr()
+		}
+		if b.obs != nil {
+			if err := b.picked(ctx, t.ep, t.p); err != nil {
+				return nil, err
+			}
 		}
 		return b.permits.Issue(t), nil
 	case <-ctx.Done():
@@ -148,11 +162,21 @@ func (b *Balancer[K, Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Re
 		}
 		return p.Call(ctx, req)
 	}
+	if b.obs != nil {
+		if err := b.picked(ctx, ep, p); err != nil {
+			var zero Res
+			return zero, err
+		}
+	}
 	if b.cfg.ewma && now == unread {
 		now = b.clock()
 	}
 	res, err := p.Call(ctx, req)
-	b.finish(ep, ctx, now, err)
+	v := succeeded
+	if err != nil || b.failure != nil {
+		v, err = b.judge(ctx, res, err)
+	}
+	b.finish(ep, v, now, err)
 	return res, err
 }
 

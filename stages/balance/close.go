@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // Close stops the sources, removes every endpoint (see Remove: each
@@ -56,11 +57,21 @@ func (b *Balancer[K, Req, Res]) Close(ctx context.Context) error {
 	}
 }
 
-// EndpointStats is a snapshot of one endpoint, as the balancer sees it.
+// EndpointStats is a snapshot of one endpoint, as the balancer sees it:
+// its key and its Snapshot.
 //
 // A plain value, safe for concurrent use.
 type EndpointStats[K comparable] struct {
 	Key K
+	Snapshot
+}
+
+// Snapshot is one endpoint's state as the balancer sees it, whatever its
+// key's type: the fields of EndpointStats, and the Detail of each
+// troupe.Stats that Stages returns.
+//
+// A plain value, safe for concurrent use.
+type Snapshot struct {
 	// Ready: the balancer holds a permit reserved on it and may pick it.
 	Ready bool
 	// Paused: it refused a call (see Refused) and is not picked before
@@ -91,18 +102,46 @@ func (b *Balancer[K, Req, Res]) Stats() []EndpointStats[K] {
 	now, mono := time.Now(), b.clock()
 	out := make([]EndpointStats[K], 0, len(b.order))
 	for _, ep := range b.order {
-		s := EndpointStats[K]{
-			Key: ep.key, Ready: ep.slot >= 0, Paused: now.Before(ep.pausedTill), Failing: b.failingLocked(ep, mono),
-			Pending: ep.pending, Cost: b.costLocked(ep, mono, false),
-			Picks: ep.picks, Errors: ep.errs, ReserveErrors: ep.reserveErr,
-		}
-		if s.Paused {
-			s.PausedUntil = ep.pausedTill
-		}
-		if b.cfg.ewma {
-			s.RTT = time.Duration(ep.est.decayed(mono, b.cfg.decay).ns)
-		}
-		out = append(out, s)
+		out = append(out, EndpointStats[K]{Key: ep.key, Snapshot: b.snapshotLocked(ep, now, mono)})
 	}
 	return out
+}
+
+// Stages returns each endpoint in the set as a troupe.Stats, in the order
+// they were inserted, so that what reads a stack's stages reads the
+// balancer's endpoints (troupehttp.Dashboard's StatsSource): Name is the
+// key formatted with fmt, Used its calls in flight (Pending), Capacity
+// stagekit.MaxCapacity (the balancer bounds no endpoint's calls: its own
+// stages do), and Detail its Snapshot.
+func (b *Balancer[K, Req, Res]) Stages() []troupe.Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now, mono := time.Now(), b.clock()
+	out := make([]troupe.Stats, 0, len(b.order))
+	for _, ep := range b.order {
+		name := ep.name
+		if name == "" {
+			name = fmt.Sprint(ep.key)
+		}
+		s := b.snapshotLocked(ep, now, mono)
+		out = append(out, troupe.Stats{Name: name, Capacity: stagekit.MaxCapacity, Used: s.Pending, Detail: s})
+	}
+	return out
+}
+
+// snapshotLocked returns ep's snapshot at now (wall clock) and mono (the
+// balancer's clock), mu held.
+func (b *Balancer[K, Req, Res]) snapshotLocked(ep *endpoint[K, Req, Res], now time.Time, mono time.Duration) Snapshot {
+	s := Snapshot{
+		Ready: ep.slot >= 0, Paused: now.Before(ep.pausedTill), Failing: b.failingLocked(ep, mono),
+		Pending: ep.pending, Cost: b.costLocked(ep, mono, false),
+		Picks: ep.picks, Errors: ep.errs, ReserveErrors: ep.reserveErr,
+	}
+	if s.Paused {
+		s.PausedUntil = ep.pausedTill
+	}
+	if b.cfg.ewma {
+		s.RTT = time.Duration(ep.est.decayed(mono, b.cfg.decay).ns)
+	}
+	return s
 }

@@ -108,7 +108,7 @@ const retryCalls = 2000
 // through a Retry(2) over a balancer of three endpoints of which one
 // fails every call, and returns how many calls failed and how many the
 // failing endpoint got.
-func retryOverOneFailing(t *testing.T, callers int, opts ...balance.Option) (failed, bad int64) {
+func retryOverOneFailing(t *testing.T, callers int, opts ...balance.Option[int]) (failed, bad int64) {
 	sys := troupetest.NewSystem(t)
 	eps := [3]counted{}
 	eps[0].fail.Store(true)

@@ -160,15 +160,18 @@ func TestBadConfigurationIsAnErrorOfNew(t *testing.T) {
 	build := func(string) (troupe.Service[int, int], error) { return nil, nil }
 	for name, c := range map[string]struct {
 		src  balance.Source[string, int, int]
-		opts []balance.Option
+		opts []balance.Option[int]
 	}{
-		"nil option":        {opts: []balance.Option{nil}},
-		"zero decay":        {opts: []balance.Option{balance.PeakEWMA(0, time.Millisecond)}},
-		"zero rtt":          {opts: []balance.Option{balance.PeakEWMA(time.Second, 0)}},
-		"negative cooldown": {opts: []balance.Option{balance.FailureCooldown(-1)}},
-		"nil refused":       {opts: []balance.Option{balance.Refused(nil)}},
-		"nil rand source":   {opts: []balance.Option{balance.WithSource(nil)}},
-		"zero backoff":      {opts: []balance.Option{balance.WithBackoff(backoffZero)}},
+		"nil option":        {opts: []balance.Option[int]{nil}},
+		"zero decay":        {opts: []balance.Option[int]{balance.PeakEWMA(0, time.Millisecond)}},
+		"zero rtt":          {opts: []balance.Option[int]{balance.PeakEWMA(time.Second, 0)}},
+		"negative cooldown": {opts: []balance.Option[int]{balance.FailureCooldown(-1)}},
+		"nil refused":       {opts: []balance.Option[int]{balance.Refused(nil)}},
+		"nil rand source":   {opts: []balance.Option[int]{balance.WithSource(nil)}},
+		"zero backoff":      {opts: []balance.Option[int]{balance.WithBackoff(backoffZero)}},
+		"nil observer":      {opts: []balance.Option[int]{balance.Observe(nil, "p")}},
+		"nil logger":        {opts: []balance.Option[int]{balance.Logger(nil)}},
+		"nil classify":      {opts: []balance.Option[int]{balance.Classify[int](nil)}},
 		"nil channel":       {src: balance.Channel[string, int, int](nil)},
 		"nil list":          {src: balance.Poll(time.Second, nil, build)},
 		"nil build":         {src: balance.Poll[string, int, int](time.Second, list, nil)},

@@ -16,7 +16,7 @@
 // that holds a reservation on the picked endpoint: a unit reserved on it
 // then, on the caller's goroutine, when it has one free (troupe's stages
 // take a free unit even for a context already done, and a FuncService is
-// always ready), so that the endpoint keeps its ready permit; otherwise
+// always ready, as is a stack with no stages over one), so that the endpoint keeps its ready permit; otherwise
 // the ready permit itself, and the balancer reserves on that endpoint
 // again on the endpoint's watcher, a goroutine that waits in the
 // endpoint's Reserve for as long as it takes (a full limit). A Reserve on
@@ -59,6 +59,12 @@
 // cooldown. A hedge outside goes to another endpoint too: the endpoint
 // of the attempt still in flight counts it in its load.
 //
+// A failure is, by default, a call that returned an error. Classify says
+// which outcomes are failures instead, typed by the balancer's response:
+// with balance.Classify(troupehttp.IsFailure), an HTTP replica answering
+// 503 is in its cooldown after each 503, and a Retry outside sends the
+// retry elsewhere, where by default it may go back to the replica.
+//
 // # Discovery and draining
 //
 // Endpoints come from a Source (a Channel of changes, or a function Poll
@@ -80,10 +86,22 @@
 // costs less than time.Now. The balancer over three idle endpoints is
 // compared with one endpoint alone in BenchmarkBalancerVersusPipeline. The alternative the
 // runtime's stages use, one actor owning the state, would add a hop to
-// every pick. There is no Observer event for picks or for endpoints
-// coming and going: troupe's Event has no field for an endpoint's key,
-// and its types are the stages'. Stats gives each endpoint's view
-// instead.
+// every pick.
+//
+// # Observing
+//
+// Stats gives each endpoint's view: ready, paused, failing, its calls in
+// flight, its round-trip estimate and cost, its picks and errors; Stages
+// gives the same as one troupe.Stats an endpoint (its Snapshot as
+// Detail), so that troupehttp.Dashboard shows a balancer registered with
+// it, an endpoint a card. The Observe option attaches a troupe.Observer: it is told of each pick
+// (troupe.EventPicked, with the call's context) and of each endpoint
+// added, removed and drained (EventEndpointAdded, EventEndpointRemoved,
+// EventEndpointDrained), each event naming the endpoint by its key in
+// Event.Endpoint; troupeotel makes them metrics per endpoint, and a pick
+// an event on the caller's span. With no
+// observer a pick pays one nil check; an endpoint's name is formatted
+// once, when it is inserted, so that a pick reported allocates nothing.
 //
 // A Balancer is safe for concurrent use.
 package balance

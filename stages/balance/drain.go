@@ -57,10 +57,13 @@ func (b *Balancer[K, Req, Res]) settleLocked(ep *endpoint[K, Req, Res]) {
 // drain releases a removed endpoint's ready permit and, on a goroutine the
 // balancer's Close waits for, closes the endpoint once its watcher has
 // returned and its calls in flight have finished (or Close gave up
-// waiting).
+// waiting). The observer is told of the removal, and then of the drain.
 func (b *Balancer[K, Req, Res]) drain(ep *endpoint[K, Req, Res], held *troupe.Permit[Req, Res]) {
 	if held != nil {
 		_ = held.Release()
+	}
+	if b.obs != nil {
+		b.obs.endpointEvent(troupe.EventEndpointRemoved, ep.name, nil)
 	}
 	go func() {
 		defer b.drains.Done()
@@ -69,17 +72,20 @@ func (b *Balancer[K, Req, Res]) drain(ep *endpoint[K, Req, Res], held *troupe.Pe
 		case <-ep.drained:
 		case <-b.abandon:
 		}
-		b.closeOwned(ep)
+		err := b.closeOwned(ep)
+		if b.obs != nil {
+			b.obs.endpointEvent(troupe.EventEndpointDrained, ep.name, err)
+		}
 	}()
 }
 
-// closeOwned closes ep's service when the balancer owns it; once Close
-// gave up waiting, with a context already done, so that what it still
-// runs is told to stop.
-func (b *Balancer[K, Req, Res]) closeOwned(ep *endpoint[K, Req, Res]) {
+// closeOwned closes ep's service when the balancer owns it, and returns
+// the close's error; once Close gave up waiting, with a context already
+// done, so that what it still runs is told to stop.
+func (b *Balancer[K, Req, Res]) closeOwned(ep *endpoint[K, Req, Res]) error {
 	c, ok := ep.svc.(troupe.Closer)
 	if !ep.owned || !ok {
-		return
+		return nil
 	}
 	ctx := context.Background()
 	select {
@@ -87,5 +93,5 @@ func (b *Balancer[K, Req, Res]) closeOwned(ep *endpoint[K, Req, Res]) {
 		ctx = doneCtx
 	default:
 	}
-	_ = c.Close(ctx)
+	return c.Close(ctx)
 }

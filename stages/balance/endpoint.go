@@ -2,19 +2,22 @@ package balance
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/actors"
 	"github.com/troupe-go/troupe/backoff"
+	"github.com/troupe-go/troupe/supervisor"
 )
 
 // endpoint is one service of the set, with the balancer's view of it.
 type endpoint[K comparable, Req, Res any] struct {
 	key     K
+	name    string // key formatted, for the observer; "" with none
 	svc     troupe.Service[Req, Res]
 	owned   bool               // the balancer closes svc once it is drained
-	always  bool               // svc is ready whenever asked (a FuncService)
+	always  bool               // svc is ready whenever asked (see alwaysReady)
 	ctx     context.Context    // ends when the endpoint is removed: its watcher's Reserve gives up
 	cancel  context.CancelFunc // ends ctx
 	wake    chan struct{}      // one token: the watcher reserves once
@@ -54,17 +57,19 @@ func (b *Balancer[K, Req, Res]) Insert(key K, svc troupe.Service[Req, Res]) bool
 // balancer; owned: the balancer closes svc once drained (it made it).
 func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owned bool) *endpoint[K, Req, Res] {
 	ctx, cancel := context.WithCancel(context.Background())
-	_, always := svc.(*actors.FuncService[Req, Res])
 	ep := &endpoint[K, Req, Res]{
-		key: key, svc: svc, owned: owned, always: always, ctx: ctx, cancel: cancel,
+		key: key, svc: svc, owned: owned, always: alwaysReady(svc), ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), drained: make(chan struct{}),
 		slot: -1, trying: 1, est: rtt{ns: float64(b.cfg.rtt), at: b.clock()},
+	}
+	if b.obs != nil {
+		ep.name = fmt.Sprint(key)
 	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		cancel()
-		b.closeOwned(ep)
+		_ = b.closeOwned(ep)
 		return nil
 	}
 	old := b.eps[key]
@@ -78,6 +83,9 @@ func (b *Balancer[K, Req, Res]) insert(key K, svc troupe.Service[Req, Res], owne
 	b.mu.Unlock()
 	if old != nil {
 		b.drain(old, held)
+	}
+	if b.obs != nil {
+		b.obs.endpointEvent(troupe.EventEndpointAdded, ep.name, nil)
 	}
 	go b.watch(ep)
 	b.refill(ep)
@@ -101,9 +109,28 @@ func (b *Balancer[K, Req, Res]) refill(ep *endpoint[K, Req, Res]) {
 	ep.watchAgain()
 }
 
+// alwaysReady reports whether svc is ready whenever asked: a FuncService,
+// or what reserves on one as it is (a stack with no stages over it, a
+// supervised pipeline of such a stack). Such a service refuses a context
+// already done, so the balancer reserves on it with the endpoint's own.
+func alwaysReady[Req, Res any](svc troupe.Service[Req, Res]) bool {
+	for {
+		switch s := svc.(type) {
+		case *actors.FuncService[Req, Res]:
+			return true
+		case *troupe.Stack[Req, Res]:
+			svc = s.Service
+		case *supervisor.Pipeline[Req, Res]:
+			svc = s.Service
+		default:
+			return false
+		}
+	}
+}
+
 // nowCtx returns the context to reserve on ep with when the reservation
 // must not wait: one already done (a troupe stage takes a free unit even
-// so), or ep's own for a FuncService, which is always ready.
+// so), or ep's own for a service always ready (a FuncService).
 func (ep *endpoint[K, Req, Res]) nowCtx() context.Context {
 	if ep.always {
 		return ep.ctx

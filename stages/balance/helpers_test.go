@@ -19,9 +19,9 @@ var seeded = balance.WithSource(rand.NewPCG(1, 2))
 
 // newBalancer returns a balancer over endpoints inserted by key, closed
 // when the test ends.
-func newBalancer(t *testing.T, eps map[string]troupe.Service[int, int], opts ...balance.Option) *balance.Balancer[string, int, int] {
+func newBalancer(t *testing.T, eps map[string]troupe.Service[int, int], opts ...balance.Option[int]) *balance.Balancer[string, int, int] {
 	t.Helper()
-	b, err := balance.New[string, int, int](nil, append([]balance.Option{seeded}, opts...)...)
+	b, err := balance.New[string, int, int](nil, append([]balance.Option[int]{seeded}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close(context.Background())) })
 	for k, svc := range eps {

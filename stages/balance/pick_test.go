@@ -20,7 +20,7 @@ import (
 //
 // spec: BAL1
 func TestThePickGoesToTheLessLoadedOfTheTwoDrawn(t *testing.T) {
-	for name, load := range map[string]balance.Option{"pending": balance.PendingRequests(), "peak-ewma": balance.PeakEWMA(balance.DefaultDecay, balance.DefaultRTT)} {
+	for name, load := range map[string]balance.Setting{"pending": balance.PendingRequests(), "peak-ewma": balance.PeakEWMA(balance.DefaultDecay, balance.DefaultRTT)} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var a, b, c counted

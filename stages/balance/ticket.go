@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/actors/stagekit"
 )
 
 // ticket is the Reservation behind a permit the balancer issued: the
@@ -25,29 +26,68 @@ func (t *ticket[K, Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 		start = t.b.clock()
 	}
 	res, err := t.p.Call(ctx, req)
-	t.b.finish(t.ep, ctx, start, err)
+	v := succeeded
+	if err != nil || t.b.failure != nil {
+		v, err = t.b.judge(ctx, res, err)
+	}
+	t.b.finish(t.ep, v, start, err)
 	return res, err
 }
 
 // Release gives the endpoint's permit back, unused.
 func (t *ticket[K, Req, Res]) Release() {
 	_ = t.p.Release()
-	t.b.finish(t.ep, nil, unread, nil)
+	t.b.finish(t.ep, released, unread, nil)
+}
+
+// verdict is what the end of a pick says of its endpoint.
+type verdict uint8
+
+const (
+	released  verdict = iota // the permit was given back unused
+	gaveUp                   // the caller's context ended and the outcome is its error
+	succeeded                // the call was made and did not fail
+	failed                   // the call was made and failed (see Classify)
+)
+
+// judge returns what a call's outcome says of its endpoint, and the error
+// the caller gets: err, or a panic in Classify's function with err. Its
+// callers skip it for a success with no Classify, the common case.
+func (b *Balancer[K, Req, Res]) judge(ctx context.Context, res Res, err error) (verdict, error) {
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			return gaveUp, err
+		}
+	}
+	if b.failure == nil {
+		if err != nil {
+			return failed, err
+		}
+		return succeeded, nil
+	}
+	bad, perr := stagekit.Guard1("balance: Classify", func() (bool, error) { return b.failure(res, err), nil })
+	if perr != nil {
+		return failed, stagekit.JoinPanic(perr, err)
+	}
+	if bad {
+		return failed, err
+	}
+	return succeeded, err
 }
 
 // finish ends a pick: the call is no longer in flight and, when it was
-// made (ctx not nil), its round trip counts towards the cost and its
-// failure against the endpoint; a call whose own caller gave up counts
-// for neither, and a refusal (see Refused) pauses the endpoint.
-func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Context, start time.Duration, err error) {
+// made (not released, nor given up by its caller), its round trip counts
+// towards the cost and a failure against the endpoint; an error that is
+// a refusal (see Refused) pauses the endpoint.
+func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], v verdict, start time.Duration, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ep.pending--
 	defer b.settleLocked(ep)
-	if ctx == nil || (err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	if v == released || v == gaveUp {
 		return
 	}
-	if err == nil && !b.cfg.ewma {
+	if v == succeeded && !b.cfg.ewma && err == nil {
 		ep.failing, ep.pauses = false, 0
 		return
 	}
@@ -55,14 +95,16 @@ func (b *Balancer[K, Req, Res]) finish(ep *endpoint[K, Req, Res], ctx context.Co
 	if b.cfg.ewma {
 		ep.est = ep.est.observe(now-start, now, b.cfg.decay)
 	}
-	if err == nil {
-		ep.failing, ep.pauses = false, 0
-		return
+	if v == failed {
+		ep.errs++
+		ep.failing, ep.failedAt = true, now
+	} else {
+		ep.failing = false
 	}
-	ep.errs++
-	ep.failing, ep.failedAt = true, now
-	if b.cfg.refused(err) && !ep.removed {
+	if err != nil && b.cfg.refused(err) && !ep.removed {
 		b.pauseLocked(ep, err, time.Now())
+	} else if err == nil {
+		ep.pauses = 0
 	}
 }
 
