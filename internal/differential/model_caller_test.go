@@ -189,7 +189,7 @@ func (c *mcaller) hand(lw *leafWork) {
 	}
 	lw.at = c.w.now
 	if lw.r.detached {
-		c.w.at(c.w.now, func() { c.run(lw) }) // a goroutine of its own, once the one handing it on has gone on
+		c.run(lw)
 		return
 	}
 	c.work = append(c.work, lw)

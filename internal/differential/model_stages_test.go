@@ -118,12 +118,20 @@ func (w *world) loadshed(c int, inner mstage) mstage {
 	return &mshed{b: b}
 }
 
+// admit takes a slot for a request sent now, or sheds it: a look at the
+// units from the sender's goroutine, which races any other goroutine's
+// change of them at this instant (two senders, a slot freed).
+func (s *mshed) admit() bool {
+	s.b.touchUnits(true)
+	return s.b.tryReserve()
+}
+
 func (s *mshed) tryReserve() bool          { return true }
 func (s *mshed) reserveAsync(*waiter) bool { return true }
 func (s *mshed) cancelWait(*waiter) bool   { return false }
 func (s *mshed) unreserve()                {}
 func (s *mshed) send(r *mreq, k kont) {
-	if !s.b.tryReserve() {
+	if !s.admit() {
 		k(fail("overloaded"))
 		return
 	}

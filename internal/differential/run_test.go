@@ -163,7 +163,7 @@ func (c *mcaller) call(entry msvc) {
 	r := &mreq{c: c, ctx: c.ctx, id: c.id}
 	switch s := entry.(type) {
 	case *mshed:
-		if !s.b.tryReserve() {
+		if !s.admit() {
 			c.deliver(fail("overloaded"))
 			return
 		}
