@@ -189,7 +189,9 @@ func (c *mcaller) hand(lw *leafWork) {
 	}
 	lw.at = c.w.now
 	if lw.r.detached {
-		c.run(lw)
+		// A goroutine of its own: it begins at once here, but what it
+		// does is not ordered after what the handing goroutine does next.
+		c.w.forked(func() { c.run(lw) })
 		return
 	}
 	c.work = append(c.work, lw)

@@ -53,6 +53,22 @@ type sim struct {
 	crossed bool
 }
 
+// forked runs f as a goroutine that the current event starts now: f runs
+// at once, but as an event of its own, forked at the current step, so that
+// what it touches is not taken to come before what the current event does
+// after it.
+func (s *sim) forked(f func()) {
+	cur := s.cur
+	if cur == nil {
+		f()
+		return
+	}
+	s.cur = &event{at: s.now, parent: cur, fork: cur.steps}
+	cur.steps++
+	f()
+	s.cur = cur
+}
+
 // take is a stage's look at a request's context as it takes the request.
 type take struct {
 	ctx  *mctx
