@@ -41,7 +41,7 @@ func (w *Waiter) deliver(err error) {
 
 // capacity counts a mailbox's user slots and lines up those waiting for one.
 type capacity struct {
-	size    int32
+	size    atomic.Int32 // user slots; changed by SetCapacity
 	used    atomic.Int32 // reserved + queued + held by the actor
 	nwait   atomic.Int32 // len(waiters); read without mu on fast paths
 	closed  atomic.Bool  // set once, under mu
@@ -54,7 +54,7 @@ type capacity struct {
 }
 
 // take reserves one slot if one is free and admission is open.
-func (c *capacity) take() bool { return c.takeWithin(c.size) }
+func (c *capacity) take() bool { return c.takeWithin(c.size.Load()) }
 
 // takeWithin reserves one slot if fewer than limit are used and admission
 // is open.
@@ -97,7 +97,7 @@ func (m *Mailbox) TryReserveWithin(n int) (bool, error) {
 	if c.nwait.Load() > 0 {
 		return false, nil
 	}
-	return c.takeWithin(int32(min(n, int(c.size)))), nil
+	return c.takeWithin(int32(min(n, int(c.size.Load())))), nil
 }
 
 // Reserve waits for one slot. When ctx is done first it returns ctx's error
@@ -211,6 +211,18 @@ func (m *Mailbox) grant() {
 		c.nwait.Add(-1)
 		c.mu.Unlock()
 		w.deliver(nil)
+	}
+}
+
+// SetCapacity changes the number of user slots to n, from 1 to
+// MaxCapacity (the caller checks it). Raising it grants the new slots to
+// those waiting, first in line first; lowering it takes no slot back: those
+// reserved, queued or held stay valid, and reservations wait until fewer
+// than n are used.
+func (m *Mailbox) SetCapacity(n int) {
+	m.cap.size.Store(int32(n))
+	if m.cap.nwait.Load() > 0 {
+		m.grant()
 	}
 }
 

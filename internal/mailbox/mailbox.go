@@ -98,7 +98,7 @@ func New(size int, opts ...Option) (*Mailbox, error) {
 		return nil, &troupe.ConfigError{Stage: "mailbox", Option: "Capacity", Value: size, Why: fmt.Sprintf("not between 1 and %d", MaxCapacity)}
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
-	m.cap.size = int32(size)
+	m.cap.size.Store(int32(size))
 	for i, o := range opts {
 		if o == nil {
 			return nil, &troupe.ConfigError{Stage: "mailbox", Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
@@ -129,7 +129,7 @@ type Stats struct {
 // load they may not add up exactly.
 func (m *Mailbox) Stats() Stats {
 	return Stats{
-		Capacity: int(m.cap.size),
+		Capacity: int(m.cap.size.Load()),
 		Used:     int(m.cap.used.Load()),
 		Queued:   int(m.nuser.Load()),
 		Control:  int(m.nctl.Load()),

@@ -14,20 +14,44 @@ import (
 // It is safe for concurrent use.
 type Limit[Req, Res any] struct {
 	stagekit.Handle[Req, Res]
+	st *stagekit.Stage[Req, Res] // never changed
 }
 
 // New spawns a stage that lets at most n requests be in flight below it, in
 // host h (nil is an error).
 func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], n int) (*Limit[Req, Res], error) {
-	if n < 1 || n > actors.MaxCapacity {
-		return nil, opt.Bad("limit", "Limit", n, fmt.Sprintf("need 1 to %d", actors.MaxCapacity))
+	if err := checkLimit("Limit", n); err != nil {
+		return nil, err
 	}
 	cfg := stagekit.Config{Name: "limit", Capacity: n, HoldUntilOutcome: true, CallerPath: true}
 	st, err := stagekit.Spawn(h, cfg, inner, stagekit.Passthrough[Req, Res]{})
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)
 	}
-	return &Limit[Req, Res]{stagekit.NewHandle(st, nil)}, nil
+	return &Limit[Req, Res]{stagekit.NewHandle(st, nil), st}, nil
+}
+
+// checkLimit reports whether n is a limit; the error is a
+// *troupe.ConfigError naming option.
+func checkLimit(option string, n int) error {
+	if n < 1 || n > actors.MaxCapacity {
+		return opt.Bad("limit", option, n, fmt.Sprintf("need 1 to %d", actors.MaxCapacity))
+	}
+	return nil
+}
+
+// SetCapacity changes the limit to n while the stack runs, as
+// x/time/rate's SetBurst changes a limiter's: raising it lets those
+// waiting for a permit go at once, first come first served; lowering it
+// takes back no permit already held: the calls in flight finish, and new
+// ones wait until fewer than n are in flight. A bad n is an error matching
+// troupe.ErrBadConfig and changes nothing. Safe for concurrent use.
+func (l *Limit[Req, Res]) SetCapacity(n int) error {
+	if err := checkLimit("SetCapacity", n); err != nil {
+		return err
+	}
+	l.st.SetCapacity(n)
+	return nil
 }
 
 // Layer returns a layer that limits the requests in flight below it to n.

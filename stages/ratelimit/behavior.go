@@ -134,7 +134,9 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	if was != limited {
 		reportLimited(s.Reporter(), limited)
 	}
-	if limited { // the last kept request spent the last unit, or a stale tick
+	if limited { // the last kept request spent the last unit, a stale tick, or a slower rate
+		s.SetAdmission(false)
+		s.PauseRequests(true)
 		b.alarm.Set(until)
 		return
 	}

@@ -33,6 +33,11 @@
 // that finds no unit makes the stage Limited until the next one, exactly as
 // in the fixed window.
 //
+// SetRate and SetBurst change the rate and the smooth mode's burst while
+// the stack runs, with x/time/rate's SetLimit and SetBurst semantics: what
+// the old rate gave up to the change is kept, and units come at the new
+// rate from then on; callers already waiting get their turn by it.
+//
 // The stage uses one timer, its stagekit.Alarm, made at construction and reset
 // for every window or interval: never a timer per window or per request.
 // The arithmetic is in functions that take the time as an argument

@@ -22,6 +22,10 @@ type limiter interface {
 	wake(now time.Time)
 	// snapshot describes the limiter at now; the caller fills in Limited.
 	snapshot(now time.Time) Snapshot
+	// setRate changes the rate from now on (see RateLimit.SetRate); rate
+	// reports it.
+	setRate(now time.Time, r Rate) error
+	rate() Rate
 }
 
 // spares reports whether lim can ever spare a unit (see takeSpare): a

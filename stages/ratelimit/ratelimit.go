@@ -119,8 +119,15 @@ func Layer[Req, Res any](r Rate, opts ...Option) troupe.Layer[Req, Res] {
 	})
 }
 
-// Rate returns the stage's rate.
-func (l *RateLimit[Req, Res]) Rate() Rate { return l.rate }
+// Rate returns the stage's rate: the last one SetRate set, or New's.
+func (l *RateLimit[Req, Res]) Rate() Rate {
+	if l.b == nil {
+		return l.rate
+	}
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	return l.b.lim.rate()
+}
 
 // Limited reports whether the stage is Limited: no unit is left until the
 // current window ends (or, in smooth mode, until the next interval), so
