@@ -50,6 +50,7 @@ type capacity struct {
 	mu       sync.Mutex
 	waiters  ilist.List[Waiter] // guarded by mu
 	closeErr error              // guarded by mu; set with closed
+	wait     *maxWait           // nil: no maximum wait; set by New
 	pool     sync.Pool
 }
 
@@ -113,7 +114,7 @@ func (m *Mailbox) Reserve(ctx context.Context) error {
 	if w == nil {
 		w = &Waiter{ch: make(chan error, 1)}
 	}
-	granted, err := m.enqueue(w)
+	granted, err := m.enqueue(w, true)
 	if granted || err != nil {
 		m.cap.pool.Put(w)
 		return err
@@ -142,11 +143,23 @@ func (m *Mailbox) ReserveAsync(w *Waiter) (granted bool, err error) {
 	if ok, err := m.TryReserve(); ok || err != nil {
 		return ok, err
 	}
-	return m.enqueue(w)
+	return m.enqueue(w, false)
 }
 
-// enqueue puts w in line, unless a slot can be taken right away.
-func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
+// ReserveAsyncBounded is ReserveAsync for a waiter that waits on behalf of
+// one caller (a request in line for its first slot, or parked by the stage
+// outside): MaxWait bounds its wait. Waits on behalf of many (a retry's
+// line of sessions) use ReserveAsync, which the maximum wait leaves alone.
+func (m *Mailbox) ReserveAsyncBounded(w *Waiter) (granted bool, err error) {
+	if ok, err := m.TryReserve(); ok || err != nil {
+		return ok, err
+	}
+	return m.enqueue(w, true)
+}
+
+// enqueue puts w in line, unless a slot can be taken right away; bounded:
+// MaxWait applies.
+func (m *Mailbox) enqueue(w *Waiter, bounded bool) (granted bool, err error) {
 	c := &m.cap
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -168,6 +181,9 @@ func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
 		c.mu.Unlock()
 		return true, nil
 	}
+	if bounded && c.wait != nil {
+		c.armLocked(w)
+	}
 	c.mu.Unlock()
 	return false, nil
 }
@@ -183,6 +199,7 @@ func (m *Mailbox) CancelWait(w *Waiter) bool {
 	}
 	c.waiters.Remove(&w.Links)
 	c.nwait.Add(-1)
+	c.disarmLocked(w)
 	return true
 }
 
@@ -209,6 +226,7 @@ func (m *Mailbox) grant() {
 		}
 		c.waiters.Remove(&w.Links)
 		c.nwait.Add(-1)
+		c.disarmLocked(w)
 		c.mu.Unlock()
 		w.deliver(nil)
 	}
@@ -251,6 +269,7 @@ func (m *Mailbox) Close(err error) {
 	var ws []*Waiter
 	for w := c.waiters.Front(); w != nil; w = c.waiters.Front() {
 		c.waiters.Remove(&w.Links)
+		c.disarmLocked(w)
 		ws = append(ws, w)
 	}
 	c.nwait.Store(0)

@@ -248,6 +248,9 @@ func (m *Mailbox) Running() bool { return m.state.Load() == loopRunning }
 // UserMessageCount implements actor.Mailbox.
 func (m *Mailbox) UserMessageCount() int { return int(m.nuser.Load()) }
 
+// WaitingCount reports how many reservations wait in line for a slot.
+func (m *Mailbox) WaitingCount() int { return int(m.cap.nwait.Load()) }
+
 // SetUserPaused pauses or resumes delivery of user messages; system and
 // control messages keep flowing. Call it only from the actor's Receive.
 func (m *Mailbox) SetUserPaused(p bool) { m.userPaused = p }

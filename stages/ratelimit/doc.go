@@ -33,6 +33,12 @@
 // that finds no unit makes the stage Limited until the next one, exactly as
 // in the fixed window.
 //
+// MaxWait(d) refuses at once a caller whose turn would come more than d
+// after it finds the stage Limited (failsafe-go's rate limiter
+// WithMaxWaitTime), with a *LimitedError saying when: its turn is the unit
+// after those the stage keeps, plus one per request queued or waiting
+// ahead of it.
+//
 // SetRate and SetBurst change the rate and the smooth mode's burst while
 // the stack runs, with x/time/rate's SetLimit and SetBurst semantics: what
 // the old rate gave up to the change is kept, and units come at the new

@@ -26,6 +26,9 @@ type limiter interface {
 	// reports it.
 	setRate(now time.Time, r Rate) error
 	rate() Rate
+	// turn is when the unit k places after the next comes, while Limited
+	// at now (k 0: the next unit).
+	turn(now time.Time, k int) time.Time
 }
 
 // spares reports whether lim can ever spare a unit (see takeSpare): a
