@@ -69,13 +69,7 @@ func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 	s.parked = e
 	s.mb.SetUserPaused(true)
-	var granted bool
-	var err error
-	if in, ok := s.inner.(*stageInner[Req, Res]); ok {
-		granted, err = in.reserveFor(e.Ctx, s.waiter)
-	} else {
-		granted, err = ReserveAsyncFor(e.Ctx, s.inner, s.waiter)
-	}
+	granted, err := ReserveFor(e.Ctx, s.inner, s.waiter)
 	switch {
 	case err != nil && errors.Is(err, troupe.ErrFull):
 		s.unpark() // the inner service refused this request, not every one

@@ -33,11 +33,18 @@
 // that finds no unit makes the stage Limited until the next one, exactly as
 // in the fixed window.
 //
-// MaxWait(d) refuses at once a caller whose turn would come more than d
-// after it finds the stage Limited (failsafe-go's rate limiter
-// WithMaxWaitTime), with a *LimitedError saying when: its turn is the unit
-// after those the stage keeps, plus one per request queued or waiting
-// ahead of it.
+// A caller that finds the stage Limited and whose context's deadline ends
+// before its turn could come is refused at once, as x/time/rate's Wait
+// refuses, with a *LimitedError matching ErrLimited, troupe.ErrFull and
+// context.DeadlineExceeded: its turn is the unit after those the stage
+// keeps, plus one per request queued or waiting ahead of it. This holds
+// for a Reserve, a call through the stage, and a request a stage outside
+// parks for a unit (a Timeout's deadline counts; that stage answers the
+// request with the refusal and carries on). A request already queued in
+// the stage's mailbox when it went Limited waits for its turn, or its
+// deadline. MaxWait(d) refuses at once, likewise, a caller whose turn
+// would come more than d after it finds the stage Limited (failsafe-go's
+// rate limiter WithMaxWaitTime).
 //
 // SetRate and SetBurst change the rate and the smooth mode's burst while
 // the stack runs, with x/time/rate's SetLimit and SetBurst semantics: what

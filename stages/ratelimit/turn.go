@@ -9,13 +9,14 @@ import (
 
 // A caller that would wait for its turn longer than it may is refused at
 // once: its turn is the unit after those the stage keeps, plus one per
-// request queued or waiting ahead of it; it may wait MaxWait.
+// request queued or waiting ahead of it; it may wait until its context's
+// deadline (x/time/rate's Wait), and no longer than MaxWait.
 
 // RefuseWait refuses a caller with ctx that would wait, behind ahead
 // others, for a turn later than it may wait (stagekit.WaitGate). Only a
 // Limited stage refuses: one that is not makes no caller wait for a unit.
 func (b *behavior[Req, Res]) RefuseWait(ctx context.Context, ahead int) error {
-	if b.maxWait == 0 {
+	if _, ok := ctx.Deadline(); !ok && b.maxWait == 0 {
 		return nil
 	}
 	now := b.clock.Now()
@@ -31,7 +32,10 @@ func (b *behavior[Req, Res]) RefuseWait(ctx context.Context, ahead int) error {
 
 // refusal is the error refusing a caller with ctx whose turn comes at
 // turn, or nil when it may wait for it.
-func (b *behavior[Req, Res]) refusal(_ context.Context, now, turn time.Time) error {
+func (b *behavior[Req, Res]) refusal(ctx context.Context, now, turn time.Time) error {
+	if dl, ok := ctx.Deadline(); ok && dl.Before(turn) {
+		return &LimitedError{RetryAfter: turn.Sub(now), deadline: true}
+	}
 	if b.maxWait > 0 && turn.Sub(now) > b.maxWait {
 		return &LimitedError{RetryAfter: turn.Sub(now)}
 	}
@@ -41,7 +45,7 @@ func (b *behavior[Req, Res]) refusal(_ context.Context, now, turn time.Time) err
 // keep keeps e for a later unit (actor), unless its turn, behind those
 // kept, comes later than its caller may wait: it is answered at once then.
 func (b *behavior[Req, Res]) keep(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
-	if b.maxWait != 0 {
+	if _, ok := e.Ctx.Deadline(); ok || b.maxWait != 0 {
 		now := b.clock.Now()
 		b.mu.Lock()
 		turn := b.lim.turn(now, len(b.kept))
