@@ -25,14 +25,14 @@ import (
 // spec: API2, HR10
 func TestAPI2_StageTypesOfferNoRuntimeMethod(t *testing.T) {
 	user := []string{"Reserve", "TryReserve", "ReserveAndCall", "Close", "Name", "Stats"}
-	types := map[any][]string{ // each stage's own read-only accessors
+	types := map[any][]string{ // each stage's own accessors, and its settings changed while it runs (safe anywhere)
 		&buffer.Buffer[int, int]{}:         nil,
 		&fallback.Fallback[int, int]{}:     {"Counts"},
 		&filter.Filter[int, int]{}:         nil,
 		&filter.AsyncFilter[int, int]{}:    {"Checking"},
-		&limit.Limit[int, int]{}:           {"Available"},
+		&limit.Limit[int, int]{}:           {"Available", "SetCapacity"},
 		&loadshed.LoadShed[int, int]{}:     nil,
-		&ratelimit.RateLimit[int, int]{}:   {"Limited", "Rate", "Snapshot"},
+		&ratelimit.RateLimit[int, int]{}:   {"Limited", "Rate", "SetBurst", "SetRate", "Snapshot"},
 		&reconnect.Reconnect[int, int]{}:   {"Counters", "State"},
 		&retry.Retry[int, int]{}:           {"Sessions"},
 		&spawnready.SpawnReady[int, int]{}: nil,

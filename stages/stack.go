@@ -50,9 +50,9 @@ func (b Builder[Req, Res]) Named(name string) Builder[Req, Res] {
 }
 
 // Limit adds a concurrency limit: at most n requests in flight below it
-// (package limit).
-func (b Builder[Req, Res]) Limit(n int) Builder[Req, Res] {
-	return b.Layer(limit.Layer[Req, Res](n))
+// (package limit), with its options (limit.MaxWait).
+func (b Builder[Req, Res]) Limit(n int, opts ...limit.Option) Builder[Req, Res] {
+	return b.Layer(limit.Layer[Req, Res](n, opts...))
 }
 
 // Adaptive adds an adaptive concurrency limit: at most as many requests in

@@ -71,3 +71,9 @@ func (s *Stage[Req, Res]) PauseRequests(p bool) {
 	s.paused = p
 	s.mb.SetUserPaused((s.paused || s.parked != nil) && s.closing < broken)
 }
+
+// Post posts the alarm's message now, whether or not the alarm is armed,
+// and leaves its timer as it is: for a behavior whose state changed
+// outside the actor (a rate set anew) and that the actor must look at.
+// Safe anywhere.
+func (a *Alarm) Post() { a.fire() }

@@ -50,6 +50,7 @@ type CallerRequester[Req, Res any] interface {
 // in its size class).
 type hooks[Req, Res any] struct {
 	send  SendHook[Req, Res]        // nil: none
+	gate  WaitGate                  // nil: none
 	admit CallerAdmitter            // nil: none, or no caller's path
 	onReq CallerRequester[Req, Res] // the same
 }
@@ -59,11 +60,12 @@ type hooks[Req, Res any] struct {
 func hooksOf[Req, Res any](beh Behavior[Req, Res], callerPath bool) *hooks[Req, Res] {
 	var h hooks[Req, Res]
 	h.send, _ = beh.(SendHook[Req, Res])
+	h.gate, _ = beh.(WaitGate)
 	if callerPath {
 		h.admit, _ = beh.(CallerAdmitter)
 		h.onReq, _ = beh.(CallerRequester[Req, Res])
 	}
-	if h.send == nil && h.admit == nil && h.onReq == nil {
+	if h.send == nil && h.gate == nil && h.admit == nil && h.onReq == nil {
 		return nil
 	}
 	return &h

@@ -2,6 +2,7 @@ package stagekit
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/internal/mailbox"
@@ -35,7 +36,32 @@ type Config struct {
 	// process on its own goroutine (mailbox.Inline; default 32); -1 turns it
 	// off, so that every message wakes the stage's own goroutine.
 	Inline int
+	// MaxWait bounds how long a caller waits in the stage's line for a
+	// slot: a Reserve, a request in line for its first slot
+	// (ReserveAndCall), or one the stage outside parked for this one. One
+	// that waited MaxWait is refused with a *WaitError (it matches
+	// troupe.ErrFull); a stage outside answers its parked request with it
+	// and carries on. 0 waits as long as the caller does; negative is an
+	// error matching troupe.ErrBadConfig. Waits on behalf of many (a
+	// retry's or a hedge's line) are not bounded.
+	MaxWait time.Duration
 }
+
+// WaitError is the refusal of a caller that waited a stage's MaxWait in
+// its line for a slot. It matches troupe.ErrFull.
+//
+// A plain value, safe for concurrent use.
+type WaitError struct {
+	Stage   string        // the stage's name
+	MaxWait time.Duration // how long the caller waited
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("%s: no slot came within the maximum wait of %v", e.Stage, e.MaxWait)
+}
+
+// Is reports whether target is troupe.ErrFull.
+func (e *WaitError) Is(target error) bool { return target == troupe.ErrFull }
 
 // MaxCapacity is the largest stage capacity: mailbox.MaxCapacity.
 const MaxCapacity = mailbox.MaxCapacity

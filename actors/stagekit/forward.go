@@ -2,6 +2,9 @@ package stagekit
 
 import (
 	"context"
+	"errors"
+
+	"github.com/troupe-go/troupe"
 )
 
 // Forward hands e, which the stage holds, on to the inner service. When the
@@ -66,8 +69,12 @@ func (s *Stage[Req, Res]) SendInner(e *Envelope[Req, Res]) {
 func (s *Stage[Req, Res]) park(e *Envelope[Req, Res]) {
 	s.parked = e
 	s.mb.SetUserPaused(true)
-	granted, err := ReserveAsyncFor(e.Ctx, s.inner, s.waiter)
+	granted, err := ReserveFor(e.Ctx, s.inner, s.waiter)
 	switch {
+	case err != nil && errors.Is(err, troupe.ErrFull):
+		s.unpark() // the inner service refused this request, not every one
+		s.Answer(e, err)
+		s.drainBacklog()
 	case err != nil:
 		s.unpark()
 		s.innerBroken(e, err)
@@ -121,6 +128,9 @@ func (s *Stage[Req, Res]) onGrant(m *grantMsg[Req, Res]) {
 		if m.err == nil {
 			m.inner.Unreserve()
 		}
+	case m.err != nil && errors.Is(m.err, troupe.ErrFull): // refused after its maximum wait
+		s.Answer(e, m.err)
+		s.drainBacklog()
 	case m.err != nil:
 		s.innerBroken(e, m.err)
 	case e.Ctx.Err() != nil:

@@ -24,6 +24,9 @@ func (s *Stage[Req, Res]) Reserve(ctx context.Context) (*troupe.Permit[Req, Res]
 		return nil, err
 	}
 	if !ok {
+		if err := s.refuseWait(ctx); err != nil {
+			return nil, err
+		}
 		t := s.droppedWatch()
 		err = s.mb.Reserve(ctx)
 		if t != nil {
@@ -57,7 +60,10 @@ func (s *Stage[Req, Res]) ReserveAndCall(ctx context.Context, req Req) (Res, err
 		in.Send(e)
 	} else {
 		e.call.target = in
-		granted, err := s.mb.ReserveAsync(e.call.slot)
+		granted, err := false, s.refuseWait(ctx)
+		if err == nil {
+			granted, err = s.mb.ReserveAsyncBounded(e.call.slot)
+		}
 		switch {
 		case err != nil:
 			c := e.call
@@ -129,6 +135,19 @@ func (i *stageInner[Req, Res]) TryReserve() (bool, error) { return i.mb.TryReser
 
 func (i *stageInner[Req, Res]) ReserveAsync(w *Waiter) (bool, error) {
 	return i.mb.ReserveAsync(w.mb())
+}
+
+// reserveFor is ReserveAsync for a request, with context ctx, that the
+// stage outside parks: the stage's MaxWait bounds it, and its WaitGate may
+// refuse it at once.
+func (i *stageInner[Req, Res]) reserveFor(ctx context.Context, w *Waiter) (bool, error) {
+	if ok, err := i.mb.TryReserve(); ok || err != nil {
+		return ok, err
+	}
+	if err := (*Stage[Req, Res])(i).refuseWait(ctx); err != nil {
+		return false, err
+	}
+	return i.mb.ReserveAsyncBounded(w.mb())
 }
 
 func (i *stageInner[Req, Res]) CancelWait(w *Waiter) bool { return i.mb.CancelWait(w.mb()) }

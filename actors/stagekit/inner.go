@@ -64,6 +64,19 @@ type ReserverFor interface {
 	ReserveAsyncFor(ctx context.Context, w *Waiter) (granted bool, err error)
 }
 
+// ReserveFor is ReserveAsyncFor for a stage that waits for in on behalf of
+// the one request whose context is ctx, as a stage does when it parks a
+// request: where in is a stage, its maximum wait bounds the wait and its
+// WaitGate may refuse the request at once, with an error matching
+// troupe.ErrFull that the caller answers that request with (the inner
+// service is not broken).
+func ReserveFor[Req, Res any](ctx context.Context, in Inner[Req, Res], w *Waiter) (bool, error) {
+	if si, ok := in.(*stageInner[Req, Res]); ok {
+		return si.reserveFor(ctx, w)
+	}
+	return ReserveAsyncFor(ctx, in, w)
+}
+
 // ReserveAsyncFor is in.ReserveAsync(w) on behalf of a request whose context
 // is ctx: its values reach the inner service's Reserve where in supports it
 // (ReserverFor), its cancellation never does.

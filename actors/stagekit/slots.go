@@ -26,3 +26,10 @@ func (s *Stage[Req, Res]) ClosedErr() error {
 	}
 	return s.mb.CloseErr()
 }
+
+// SetCapacity changes the number of slots in the stage's mailbox to n while
+// the stage runs (the caller checks n: 1 to MaxCapacity). Raising it wakes
+// those waiting for a slot, first in line first; lowering it takes back no
+// slot already reserved or held, and reservations wait until fewer than n
+// are in use. Safe anywhere.
+func (s *Stage[Req, Res]) SetCapacity(n int) { s.mb.SetCapacity(n) }

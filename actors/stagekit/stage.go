@@ -274,8 +274,12 @@ func Spawn[Req, Res any](h troupe.Host, cfg Config, inner troupe.Service[Req, Re
 	if cfg.Inline == 0 {
 		cfg.Inline = defaultInline
 	}
+	if cfg.MaxWait < 0 {
+		return nil, &troupe.ConfigError{Stage: cfg.Name, Option: "MaxWait", Value: cfg.MaxWait, Why: "negative"}
+	}
 	mb, err := mailbox.New(cfg.Capacity, mailbox.OnDropped(s.dropped), mailbox.OnPanic(s.panicked),
-		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct))
+		mailbox.Inline(max(cfg.Inline, 0)), mailbox.Direct(s.direct),
+		mailbox.MaxWait(cfg.MaxWait, &WaitError{Stage: cfg.Name, MaxWait: cfg.MaxWait}))
 	if err != nil {
 		return nil, &troupe.ConfigError{Stage: cfg.Name, Option: "Capacity", Value: cfg.Capacity, Why: "the mailbox refused it", Err: err}
 	}

@@ -129,6 +129,21 @@ var found = []struct {
 			{0, 0}: {lat: 500769, stubborn: true}, {1, 0}: {lat: 500598, stubborn: true}, {2, 0}: {lat: 500256, stubborn: true}, {3, 0}: {lat: 500028, stubborn: true},
 		},
 	}},
+	// The model was wrong: a caller whose deadline ends before its turn at
+	// a Limited rate limit is refused at once (x/time/rate's Wait), where
+	// it waited in line; and inside a stack, for the stage outside parking
+	// it (an Adaptive here, which reserves its inner units its own way:
+	// troupe was wrong there, and waited).
+	{"a caller whose deadline ends before its turn is refused at once", &script{
+		layers:  []layer{{kind: "ratelimit", n: 1, d: 20000940}, {kind: "limit", n: 1}, {kind: "limit", n: 1}, {kind: "limit", n: 1}},
+		callers: []arrival{{at: 883, deadline: 5000826}, {at: 712, deadline: 5000655}},
+		steps:   map[[2]int]step{{0, 0}: {lat: 500769}, {1, 0}: {lat: 500598}},
+	}},
+	{"a request an adaptive limit parks is refused at once", &script{
+		layers:  []layer{{kind: "adaptive", n: 1}, {kind: "ratelimit", n: 1, d: 20000940}, {kind: "limit", n: 1}},
+		callers: []arrival{{at: 883, deadline: 5000826}, {at: 712, deadline: 5000655}},
+		steps:   map[[2]int]step{{0, 0}: {lat: 500769}, {1, 0}: {lat: 500598}},
+	}},
 }
 
 // Each script troupe and the model once disagreed on, they agree on now.

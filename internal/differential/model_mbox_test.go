@@ -60,7 +60,11 @@ type mbox struct {
 	inner   mstage
 	onSend  func(m *msg) bool // at send, before queueing; false: refused (answered, slot freed)
 	take    func(m *msg)
-	busy    bool
+	// gate: a caller with ctx about to wait in the line is refused at once
+	// (a Limited rate limit and a deadline before the caller's turn); nil:
+	// none.
+	gate func(ctx *mctx) bool
+	busy bool
 	// callerPath: the stage forwards every request as it is, and a request
 	// sent while the stage is in its ordinary state (nothing parked,
 	// queued or paused) crosses it on its sender's goroutine, at once,
@@ -314,6 +318,10 @@ func (b *mbox) handOn(m *msg) {
 }
 
 func (b *mbox) park(m *msg) {
+	if in, ok := b.inner.(*mbox); ok && in.gate != nil && in.gate(m.r.ctx) {
+		b.answer(m, fail("limited/deadline")) // the inner stage refused it at once
+		return
+	}
 	b.parked = m
 	w := &waiter{}
 	w.grant = func() { b.post(func() { b.onGrant(w) }) }

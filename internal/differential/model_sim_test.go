@@ -189,6 +189,23 @@ type mctx struct {
 	watchers []func()
 	endEv    *event // the event that ended it, and its step then (see sim.taking)
 	endStep  int
+	// dl is its own deadline, when hasDL: a caller's, or a Timeout's until
+	// the call settles (what its Deadline reports).
+	dl    time.Duration
+	hasDL bool
+}
+
+// deadline is its Deadline: its own, or its parent's if earlier.
+func (c *mctx) deadline() (time.Duration, bool) {
+	var pd time.Duration
+	var pok bool
+	if c.parent != nil {
+		pd, pok = c.parent.deadline()
+	}
+	if c.hasDL && !c.settled && (!pok || c.dl < pd) {
+		return c.dl, true
+	}
+	return pd, pok
 }
 
 func newCtx(parent *mctx) *mctx {

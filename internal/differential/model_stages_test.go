@@ -44,6 +44,7 @@ func (w *world) timeout(d time.Duration, inner mstage) mstage {
 	b.onSend = func(m *msg) bool {
 		ctx := newCtx(m.r.ctx)
 		deadline := w.now + d
+		ctx.dl, ctx.hasDL = deadline, true
 		k := m.k
 		done := false
 		var timer *event
@@ -146,6 +147,7 @@ func (w *world) ratelimit(num int, per time.Duration, inner mstage) mstage {
 	b := w.stage(unbounded, inner)
 	rl := &mrate{w: w, b: b, num: num, per: per, rem: num, start: -1}
 	b.take = rl.take
+	b.gate = rl.refuse
 	return b
 }
 
@@ -176,15 +178,39 @@ func (r *mrate) roll(now time.Duration) {
 
 func (r *mrate) take(m *msg) {
 	if len(r.kept) > 0 {
-		r.kept = append(r.kept, m)
+		r.keep(m)
 		r.b.setPause(true)
 		return
 	}
 	if !r.spend() {
-		r.kept = append(r.kept, m)
+		r.keep(m)
 		return
 	}
 	r.b.forward(m)
+}
+
+// keep keeps m for a later unit, unless its deadline ends before its
+// turn, behind those kept: it is refused at once then.
+func (r *mrate) keep(m *msg) {
+	if r.late(m.r.ctx, len(r.kept)) {
+		r.b.answer(m, fail("limited/deadline"))
+		return
+	}
+	r.kept = append(r.kept, m)
+}
+
+// refuse is the stage's gate: a caller with ctx that would wait in its
+// line, behind those kept, queued and in line, while it is Limited, is
+// refused at once when its deadline ends before its turn.
+func (r *mrate) refuse(ctx *mctx) bool {
+	return r.b.blocked && r.late(ctx, len(r.kept)+len(r.b.user)+len(r.b.line))
+}
+
+// late reports whether ctx's deadline ends before the unit k places after
+// the next: k/num windows after the current one ends.
+func (r *mrate) late(ctx *mctx, k int) bool {
+	dl, ok := ctx.deadline()
+	return ok && dl < r.end()+time.Duration(k/r.num)*r.per
 }
 
 func (r *mrate) spend() bool {

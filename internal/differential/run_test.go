@@ -48,6 +48,7 @@ func runModel(sc *script) record {
 		w.callers = append(w.callers, c)
 		w.at(a.at, func() { c.call(entry) })
 		if a.deadline > 0 {
+			c.ctx.dl, c.ctx.hasDL = a.at+a.deadline, true
 			w.at(a.at+a.deadline, func() {
 				c.ctx.end("deadline")
 				c.loop()
@@ -174,6 +175,14 @@ func (c *mcaller) call(entry msvc) {
 			c.inLine = nil
 			s.send(r, c.deliver)
 		}
+		if s.tryReserve() {
+			s.send(r, c.deliver)
+			return
+		}
+		if s.gate != nil && s.gate(r.ctx) {
+			c.deliver(fail("limited/deadline")) // refused at once, not in line
+			return
+		}
 		if s.reserveAsync(w) {
 			s.send(r, c.deliver)
 			return
@@ -235,6 +244,11 @@ func classify(err error) string {
 		return "sessionover"
 	case errors.Is(err, stagekit.ErrCallerGone):
 		return "callergone"
+	case errors.Is(err, ratelimit.ErrLimited):
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "limited/deadline"
+		}
+		return "limited"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "deadline"
 	case errors.Is(err, context.Canceled):

@@ -41,7 +41,7 @@ func (w *Waiter) deliver(err error) {
 
 // capacity counts a mailbox's user slots and lines up those waiting for one.
 type capacity struct {
-	size    int32
+	size    atomic.Int32 // user slots; changed by SetCapacity
 	used    atomic.Int32 // reserved + queued + held by the actor
 	nwait   atomic.Int32 // len(waiters); read without mu on fast paths
 	closed  atomic.Bool  // set once, under mu
@@ -50,11 +50,12 @@ type capacity struct {
 	mu       sync.Mutex
 	waiters  ilist.List[Waiter] // guarded by mu
 	closeErr error              // guarded by mu; set with closed
+	wait     *maxWait           // nil: no maximum wait; set by New
 	pool     sync.Pool
 }
 
 // take reserves one slot if one is free and admission is open.
-func (c *capacity) take() bool { return c.takeWithin(c.size) }
+func (c *capacity) take() bool { return c.takeWithin(c.size.Load()) }
 
 // takeWithin reserves one slot if fewer than limit are used and admission
 // is open.
@@ -97,7 +98,7 @@ func (m *Mailbox) TryReserveWithin(n int) (bool, error) {
 	if c.nwait.Load() > 0 {
 		return false, nil
 	}
-	return c.takeWithin(int32(min(n, int(c.size)))), nil
+	return c.takeWithin(int32(min(n, int(c.size.Load())))), nil
 }
 
 // Reserve waits for one slot. When ctx is done first it returns ctx's error
@@ -113,7 +114,7 @@ func (m *Mailbox) Reserve(ctx context.Context) error {
 	if w == nil {
 		w = &Waiter{ch: make(chan error, 1)}
 	}
-	granted, err := m.enqueue(w)
+	granted, err := m.enqueue(w, true)
 	if granted || err != nil {
 		m.cap.pool.Put(w)
 		return err
@@ -142,11 +143,23 @@ func (m *Mailbox) ReserveAsync(w *Waiter) (granted bool, err error) {
 	if ok, err := m.TryReserve(); ok || err != nil {
 		return ok, err
 	}
-	return m.enqueue(w)
+	return m.enqueue(w, false)
 }
 
-// enqueue puts w in line, unless a slot can be taken right away.
-func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
+// ReserveAsyncBounded is ReserveAsync for a waiter that waits on behalf of
+// one caller (a request in line for its first slot, or parked by the stage
+// outside): MaxWait bounds its wait. Waits on behalf of many (a retry's
+// line of sessions) use ReserveAsync, which the maximum wait leaves alone.
+func (m *Mailbox) ReserveAsyncBounded(w *Waiter) (granted bool, err error) {
+	if ok, err := m.TryReserve(); ok || err != nil {
+		return ok, err
+	}
+	return m.enqueue(w, true)
+}
+
+// enqueue puts w in line, unless a slot can be taken right away; bounded:
+// MaxWait applies.
+func (m *Mailbox) enqueue(w *Waiter, bounded bool) (granted bool, err error) {
 	c := &m.cap
 	c.mu.Lock()
 	if c.closed.Load() {
@@ -168,6 +181,9 @@ func (m *Mailbox) enqueue(w *Waiter) (granted bool, err error) {
 		c.mu.Unlock()
 		return true, nil
 	}
+	if bounded && c.wait != nil {
+		c.armLocked(w)
+	}
 	c.mu.Unlock()
 	return false, nil
 }
@@ -183,6 +199,7 @@ func (m *Mailbox) CancelWait(w *Waiter) bool {
 	}
 	c.waiters.Remove(&w.Links)
 	c.nwait.Add(-1)
+	c.disarmLocked(w)
 	return true
 }
 
@@ -209,8 +226,21 @@ func (m *Mailbox) grant() {
 		}
 		c.waiters.Remove(&w.Links)
 		c.nwait.Add(-1)
+		c.disarmLocked(w)
 		c.mu.Unlock()
 		w.deliver(nil)
+	}
+}
+
+// SetCapacity changes the number of user slots to n, from 1 to
+// MaxCapacity (the caller checks it). Raising it grants the new slots to
+// those waiting, first in line first; lowering it takes no slot back: those
+// reserved, queued or held stay valid, and reservations wait until fewer
+// than n are used.
+func (m *Mailbox) SetCapacity(n int) {
+	m.cap.size.Store(int32(n))
+	if m.cap.nwait.Load() > 0 {
+		m.grant()
 	}
 }
 
@@ -239,6 +269,7 @@ func (m *Mailbox) Close(err error) {
 	var ws []*Waiter
 	for w := c.waiters.Front(); w != nil; w = c.waiters.Front() {
 		c.waiters.Remove(&w.Links)
+		c.disarmLocked(w)
 		ws = append(ws, w)
 	}
 	c.nwait.Store(0)

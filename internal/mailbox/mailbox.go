@@ -98,7 +98,7 @@ func New(size int, opts ...Option) (*Mailbox, error) {
 		return nil, &troupe.ConfigError{Stage: "mailbox", Option: "Capacity", Value: size, Why: fmt.Sprintf("not between 1 and %d", MaxCapacity)}
 	}
 	m := &Mailbox{wake: make(chan struct{}, 1)}
-	m.cap.size = int32(size)
+	m.cap.size.Store(int32(size))
 	for i, o := range opts {
 		if o == nil {
 			return nil, &troupe.ConfigError{Stage: "mailbox", Option: fmt.Sprintf("option %d of %d", i+1, len(opts)), Why: "nil"}
@@ -129,7 +129,7 @@ type Stats struct {
 // load they may not add up exactly.
 func (m *Mailbox) Stats() Stats {
 	return Stats{
-		Capacity: int(m.cap.size),
+		Capacity: int(m.cap.size.Load()),
 		Used:     int(m.cap.used.Load()),
 		Queued:   int(m.nuser.Load()),
 		Control:  int(m.nctl.Load()),
@@ -247,6 +247,9 @@ func (m *Mailbox) Running() bool { return m.state.Load() == loopRunning }
 
 // UserMessageCount implements actor.Mailbox.
 func (m *Mailbox) UserMessageCount() int { return int(m.nuser.Load()) }
+
+// WaitingCount reports how many reservations wait in line for a slot.
+func (m *Mailbox) WaitingCount() int { return int(m.cap.nwait.Load()) }
 
 // SetUserPaused pauses or resumes delivery of user messages; system and
 // control messages keep flowing. Call it only from the actor's Receive.

@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -119,8 +120,16 @@ func (b *behavior[Req, Res]) pump(s *stagekit.Stage[Req, Res]) {
 			b.answer(e, err)
 			continue
 		}
-		if !b.unit && !b.reserveInner(s, e) {
-			break
+		if !b.unit {
+			ok, refused := b.reserveInner(s, e)
+			if refused != nil { // the inner service refused e alone
+				b.queue.pop()
+				b.answer(e, refused)
+				continue
+			}
+			if !ok {
+				break
+			}
 		}
 		b.mu.Lock()
 		ep, ok := b.lim.admit()
@@ -145,21 +154,24 @@ func (b *behavior[Req, Res]) pump(s *stagekit.Stage[Req, Res]) {
 // in its line (the grant arrives as grantMsg), and reports whether it has
 // one. A readiness error closes the stage (Break), whose Fail answers the
 // requests waiting.
-func (b *behavior[Req, Res]) reserveInner(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) bool {
+func (b *behavior[Req, Res]) reserveInner(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) (ok bool, refused error) {
 	if b.asked {
-		return false
+		return false, nil
 	}
 	ok, err := s.Inner().TryReserve()
 	if err == nil && !ok {
-		ok, err = stagekit.ReserveAsyncFor(e.Ctx, s.Inner(), b.waiter)
+		ok, err = stagekit.ReserveFor(e.Ctx, s.Inner(), b.waiter)
 		b.asked = err == nil && !ok
+	}
+	if err != nil && errors.Is(err, troupe.ErrFull) {
+		return false, err
 	}
 	if err != nil {
 		s.Break(err)
-		return false
+		return false, nil
 	}
 	b.unit = ok
-	return ok
+	return ok, nil
 }
 
 // RequestOnCaller hands e on from its sender's goroutine, with the inner
@@ -224,6 +236,14 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 		b.queue.dropDone(b.answer)
 	case grantMsg:
 		b.asked = false
+		if m.err != nil && errors.Is(m.err, troupe.ErrFull) && b.queue.len() > 0 {
+			// The inner service refused the request it waited for (its
+			// maximum wait): that one is answered, the next may go.
+			e := b.queue.front()
+			b.queue.pop()
+			b.answer(e, m.err)
+			break
+		}
 		if m.err != nil {
 			s.Break(m.err)
 			return

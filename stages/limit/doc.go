@@ -12,6 +12,13 @@
 //   - With Retry outside the limit, each attempt takes its own permit and the
 //     permit is free during the backoff wait; with the limit outside Retry,
 //     the whole session holds one permit.
+//   - MaxWait(d) bounds the wait for a permit (failsafe-go's bulkhead
+//     WithMaxWaitTime): a caller that waited d is refused with an error
+//     matching troupe.ErrFull, in a stack too (the stage outside answers
+//     its parked request with it and carries on).
+//   - SetCapacity changes N while the stack runs: raising it lets those
+//     waiting go at once, lowering it takes back no permit already held
+//     (new calls wait until fewer than the new N are in flight).
 //
 // Unlike tower, whose ConcurrencyLimit panics when called without
 // readiness, calling without a permit cannot be written here.

@@ -34,13 +34,16 @@ type behavior[Req, Res any] struct {
 	mu      sync.Mutex
 	lim     limiter // guarded by mu; changed by the actor only
 	limited bool    // guarded by mu; changed by the actor only
-	wakes   int     // alarm messages handled; guarded by mu (tests)
+	wakes   int32   // alarm messages handled; guarded by mu (tests)
+	// maxWait is MaxWait's bound (0: none); set at construction.
+	maxWait time.Duration
 
 	// kept holds, in order, requests that reached Request while Limited.
 	// The stage pauses its intake while Limited, so this stays empty unless
 	// intake resumed behind the limiter's back; such requests are not lost
 	// or sent early: they go, first, once units come back (one whose caller
-	// gave up meanwhile is answered then, spending nothing). Actor only.
+	// gave up meanwhile is answered then, spending nothing). Changed by the
+	// actor only, under mu (RefuseWait counts it).
 	kept []*stagekit.Envelope[Req, Res]
 }
 
@@ -57,12 +60,12 @@ func (b *behavior[Req, Res]) attach(s *stagekit.Stage[Req, Res]) {
 // Request spends a unit for e and forwards it, or keeps it while Limited.
 func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
 	if len(b.kept) > 0 { // still Limited: those kept before go first
-		b.kept = append(b.kept, e)
+		b.keep(s, e)
 		s.PauseRequests(true)
 		return
 	}
 	if !b.spend(s, b.clock.Now()) {
-		b.kept = append(b.kept, e)
+		b.keep(s, e)
 		return
 	}
 	s.Forward(e)
@@ -134,7 +137,9 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 	if was != limited {
 		reportLimited(s.Reporter(), limited)
 	}
-	if limited { // the last kept request spent the last unit, or a stale tick
+	if limited { // the last kept request spent the last unit, a stale tick, or a slower rate
+		s.SetAdmission(false)
+		s.PauseRequests(true)
 		b.alarm.Set(until)
 		return
 	}
@@ -157,19 +162,23 @@ func reportLimited(rep *stagekit.Reporter, limited bool) {
 }
 
 func (b *behavior[Req, Res]) popKept() {
+	b.mu.Lock()
 	b.kept[0] = nil
 	b.kept = b.kept[1:]
 	if len(b.kept) == 0 {
 		b.kept = nil
 	}
+	b.mu.Unlock()
 }
 
 // Fail answers the kept requests with err. The limiter keeps its state
 // across a restart (a panic must not reset the rate); on a stop the alarm
 // is disarmed.
 func (b *behavior[Req, Res]) Fail(s *stagekit.Stage[Req, Res], err error) {
+	b.mu.Lock()
 	kept := b.kept
 	b.kept = nil
+	b.mu.Unlock()
 	for _, e := range kept {
 		s.Answer(e, err)
 	}

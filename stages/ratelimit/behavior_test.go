@@ -175,7 +175,7 @@ func TestRL5_TheStagesOneTimerIsReusedForEveryWindow(t *testing.T) {
 				rl.b.mu.Lock()
 				wakes := rl.b.wakes
 				rl.b.mu.Unlock()
-				assert.Equal(t, 201, wakes, "one alarm per window, no stray firings")
+				assert.Equal(t, int32(201), wakes, "one alarm per window, no stray firings")
 				assert.False(t, rl.Limited())
 			})
 		})

@@ -33,6 +33,24 @@
 // that finds no unit makes the stage Limited until the next one, exactly as
 // in the fixed window.
 //
+// A caller that finds the stage Limited and whose context's deadline ends
+// before its turn could come is refused at once, as x/time/rate's Wait
+// refuses, with a *LimitedError matching ErrLimited, troupe.ErrFull and
+// context.DeadlineExceeded: its turn is the unit after those the stage
+// keeps, plus one per request queued or waiting ahead of it. This holds
+// for a Reserve, a call through the stage, and a request a stage outside
+// parks for a unit (a Timeout's deadline counts; that stage answers the
+// request with the refusal and carries on). A request already queued in
+// the stage's mailbox when it went Limited waits for its turn, or its
+// deadline. MaxWait(d) refuses at once, likewise, a caller whose turn
+// would come more than d after it finds the stage Limited (failsafe-go's
+// rate limiter WithMaxWaitTime).
+//
+// SetRate and SetBurst change the rate and the smooth mode's burst while
+// the stack runs, with x/time/rate's SetLimit and SetBurst semantics: what
+// the old rate gave up to the change is kept, and units come at the new
+// rate from then on; callers already waiting get their turn by it.
+//
 // The stage uses one timer, its stagekit.Alarm, made at construction and reset
 // for every window or interval: never a timer per window or per request.
 // The arithmetic is in functions that take the time as an argument

@@ -16,6 +16,7 @@ import "time"
 // lateness beyond the tolerance (with burst 1, by all of it: strict spacing
 // wins over catching up).
 type gcra struct {
+	r         Rate
 	interval  time.Duration
 	tolerance time.Duration
 	burst     int
@@ -25,8 +26,10 @@ type gcra struct {
 // newGCRA returns a smooth limiter for r and burst, both checked before.
 func newGCRA(r Rate, burst int) *gcra {
 	iv := r.interval()
-	return &gcra{interval: iv, tolerance: time.Duration(burst-1) * iv, burst: burst}
+	return &gcra{r: r, interval: iv, tolerance: time.Duration(burst-1) * iv, burst: burst}
 }
+
+func (g *gcra) rate() Rate { return g.r }
 
 // due is the earliest time at which the next call conforms.
 func (g *gcra) due() time.Time { return g.tat.Add(-g.tolerance) }

@@ -22,6 +22,13 @@ type limiter interface {
 	wake(now time.Time)
 	// snapshot describes the limiter at now; the caller fills in Limited.
 	snapshot(now time.Time) Snapshot
+	// setRate changes the rate from now on (see RateLimit.SetRate); rate
+	// reports it.
+	setRate(now time.Time, r Rate) error
+	rate() Rate
+	// turn is when the unit k places after the next comes, while Limited
+	// at now (k 0: the next unit).
+	turn(now time.Time, k int) time.Time
 }
 
 // spares reports whether lim can ever spare a unit (see takeSpare): a

@@ -34,6 +34,7 @@ type config struct {
 	hasRemote bool
 	asks      int
 	asksSet   bool
+	maxWait   time.Duration
 }
 
 // Capacity sets the stage's mailbox capacity: how many requests may wait in
@@ -45,6 +46,19 @@ func Capacity(n int) Option { return func(c *config) { c.capacity = n } }
 // are spaced one interval (Per/Num) apart, and up to burst of them may go
 // at once after a quiet spell. burst must be at least 1.
 func Smooth(burst int) Option { return func(c *config) { c.smooth, c.burst = true, burst } }
+
+// MaxWait bounds how long a caller waits for its turn (failsafe-go's rate
+// limiter WithMaxWaitTime): one whose turn, the unit after those the stage
+// keeps plus one per request queued or waiting ahead of it, comes more
+// than d after it finds the stage Limited is refused at once with a
+// *LimitedError saying when that turn would come (it matches ErrLimited
+// and troupe.ErrFull). It holds for a Reserve, a call through the stage
+// (troupe.Do), a request the stage outside parks for a unit (that stage
+// answers it with the refusal and carries on), and a request the stage
+// takes while Limited. 0, the default, waits as long as the caller does;
+// negative is an error matching troupe.ErrBadConfig, as is MaxWait with
+// Remote (the remote limiter's turns are not known in advance).
+func MaxWait(d time.Duration) Option { return func(c *config) { c.maxWait = d } }
 
 // New spawns a stage that lets at most r.Num requests per r.Per through to
 // inner, in host h (nil is an error). By default the limit is
@@ -61,6 +75,7 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 		return newRemote(h, inner, r, cfg)
 	}
 	b := newBehavior[Req, Res](lim)
+	b.maxWait = cfg.maxWait
 	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity, CallerPath: spares(lim)}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: %w", err)
@@ -99,6 +114,9 @@ func build(r Rate, opts []Option) (limiter, config, error) {
 	if err := cfg.checkRemote(r); err != nil {
 		return nil, cfg, err
 	}
+	if cfg.maxWait < 0 || cfg.maxWait != 0 && cfg.hasRemote {
+		return nil, cfg, opt.Bad("ratelimit", "MaxWait", cfg.maxWait, "need 0 (no maximum) or more, and no Remote limiter")
+	}
 	if cfg.hasRemote {
 		return nil, cfg, nil
 	}
@@ -119,8 +137,15 @@ func Layer[Req, Res any](r Rate, opts ...Option) troupe.Layer[Req, Res] {
 	})
 }
 
-// Rate returns the stage's rate.
-func (l *RateLimit[Req, Res]) Rate() Rate { return l.rate }
+// Rate returns the stage's rate: the last one SetRate set, or New's.
+func (l *RateLimit[Req, Res]) Rate() Rate {
+	if l.b == nil {
+		return l.rate
+	}
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	return l.b.lim.rate()
+}
 
 // Limited reports whether the stage is Limited: no unit is left until the
 // current window ends (or, in smooth mode, until the next interval), so

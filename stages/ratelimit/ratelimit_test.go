@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -132,6 +133,9 @@ func TestRL2_SharedByManyConcurrentCallersAndCopies(t *testing.T) {
 				for ctx.Err() == nil {
 					if _, err := troupe.Do(ctx, s, i); err != nil {
 						assert.ErrorIs(t, err, context.DeadlineExceeded)
+						if errors.Is(err, ratelimit.ErrLimited) {
+							<-ctx.Done() // refused at once: its turn comes after the deadline
+						}
 					}
 				}
 			})

@@ -14,6 +14,8 @@ type window struct {
 
 func newWindow(r Rate) *window { return &window{n: r.Num, per: r.Per, rem: r.Num} }
 
+func (w *window) rate() Rate { return Rate{Num: w.n, Per: w.per} }
+
 func (w *window) end() time.Time { return w.start.Add(w.per) }
 
 // roll opens the window that holds now, if the current one is over
