@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-go/troupe/internal/advice"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/loadshed"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
 )
@@ -74,6 +75,10 @@ func (e *RateLimitedError) RetryAfter(time.Time) time.Duration { return e.Wait }
 //     status (a *RateLimitedError: 429), and its RetryAfter(now) method, if
 //     it has one, the wait (DefaultRetryAfter when it gives none for a 429
 //     or a 503);
+//   - a rate limit's refusal (ratelimit.ErrLimited: no unit within its
+//     MaxWait, or none before the request's deadline): 429 Too Many
+//     Requests, the wait until its next unit (DefaultRetryAfter when it
+//     gives none);
 //   - retries spent (retry.ErrExhausted, whatever the last attempt's
 //     error): 502 Bad Gateway;
 //   - a timeout (timeout.ErrTimeout, or a context deadline that passed):
@@ -92,6 +97,7 @@ func (e *RateLimitedError) RetryAfter(time.Time) time.Duration { return e.Wait }
 func StatusOf(err error) (code int, retryAfter time.Duration) {
 	var own interface{ HTTPStatus() int }
 	var open *breaker.OpenError
+	var limited *ratelimit.LimitedError
 	switch {
 	case errors.As(err, &own):
 		code = own.HTTPStatus()
@@ -102,6 +108,11 @@ func StatusOf(err error) (code int, retryAfter time.Duration) {
 			retryAfter = DefaultRetryAfter
 		}
 		return code, max(retryAfter, 0)
+	case errors.As(err, &limited):
+		if limited.RetryAfter > 0 {
+			return http.StatusTooManyRequests, limited.RetryAfter
+		}
+		return http.StatusTooManyRequests, DefaultRetryAfter
 	case errors.Is(err, retry.ErrExhausted):
 		return http.StatusBadGateway, 0
 	case errors.Is(err, timeout.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-go/troupe/stages"
 	"github.com/troupe-go/troupe/stages/breaker"
 	"github.com/troupe-go/troupe/stages/loadshed"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupehttp"
 	"github.com/troupe-go/troupe/troupetest"
 )
@@ -179,6 +180,26 @@ func TestARequestAQuotaRefusesGets429WithItsRetryAfter(t *testing.T) {
 	require.NoError(t, g.err)
 	assert.Equal(t, http.StatusOK, g.status)
 	assert.Equal(t, "ok", g.body)
+}
+
+// A rate limit in the server's stack that refuses a request (no unit
+// within its MaxWait) has it answered 429 with the wait until its next
+// unit, before the handler sees it.
+//
+// spec: PP4, PP2
+func TestARequestTheRateLimitRefusesGets429WithTheWaitForItsTurn(t *testing.T) {
+	b := newProtected()
+	srv, _ := serveStack(t, b, stages.Stack[*troupehttp.ServerCall, int]().
+		RateLimit(ratelimit.Rate{Num: 1, Per: time.Minute}, ratelimit.MaxWait(time.Second)).Limit(4))
+	g := fetchPath(context.Background(), srv, "/")
+	require.NoError(t, g.err)
+	assert.Equal(t, http.StatusOK, g.status)
+
+	g = fetchPath(context.Background(), srv, "/")
+	require.NoError(t, g.err)
+	assert.Equal(t, http.StatusTooManyRequests, g.status)
+	assert.Contains(t, []string{"59", "60"}, g.retryAfter, "the wait for the next window")
+	assert.Equal(t, int64(1), b.ran.Load(), "the refused request never reached the handler")
 }
 
 // The handler's 5xx answers are the breaker's failures: the client gets

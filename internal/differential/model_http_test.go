@@ -13,7 +13,8 @@ import (
 // stack's outcome; otherwise Handler answers the stack's error as
 // troupehttp.ErrorHandler does: 499 when the client's own context had
 // ended, else by the error's class (troupehttp.StatusOf), with a
-// Retry-After of 1 s (advice rounds up to seconds) for a 503; a success
+// Retry-After of 1 s (advice rounds up to seconds) for a 503 and for a
+// rate limit's 429 (its windows are shorter than a second); a success
 // with nothing written (a Fallback's value) is net/http's default, an
 // empty 200.
 
@@ -47,6 +48,8 @@ func (c *mcaller) response() outcome {
 		code = http.StatusGatewayTimeout
 	case "open", "overloaded":
 		code, wait = http.StatusServiceUnavailable, "1"
+	case "limited", "limited/deadline":
+		code, wait = http.StatusTooManyRequests, "1" // the next unit within a second
 	case "canceled":
 		code = 499
 	case "panic":
