@@ -150,8 +150,9 @@ func WithPriority(p func(*http.Request) loadshed.Priority) HandlerOption {
 // that goes away ends its wait for admission. A request the stack refuses
 // before the handler ran is answered as ErrorHandler answers: a shed
 // request, an open breaker or a closed stack 503 with a Retry-After, a
-// *RateLimitedError (a quota of your own in a Filter) 429 with its
-// Retry-After, a wait a Timeout ended 504. Once the handler has written
+// RateLimit's refusal (ratelimit.MaxWait, or a deadline before the
+// request's turn) or a *RateLimitedError (a quota of your own in a Filter)
+// 429 with its Retry-After, a wait a Timeout ended 504. Once the handler has written
 // its response, nothing more is written, whatever the stack's outcome.
 //
 // The handler is safe for concurrent use.
