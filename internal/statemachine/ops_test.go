@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/troupe-go/troupe"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/troupetest"
 )
 
@@ -143,6 +144,9 @@ func (m *machine) reserve(t *rapid.T) {
 	case err == nil:
 		m.held = append(m.held, p)
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case errors.Is(err, ratelimit.ErrLimited) && errors.Is(err, context.DeadlineExceeded):
+		// A rate limit refuses at once a caller whose deadline ends before
+		// its turn (x/time/rate's Wait).
 	default:
 		m.refused(t, "Reserve", err)
 	}

@@ -35,8 +35,9 @@ type behavior[Req, Res any] struct {
 	lim     limiter // guarded by mu; changed by the actor only
 	limited bool    // guarded by mu; changed by the actor only
 	wakes   int32   // alarm messages handled; guarded by mu (tests)
-	// maxWait is MaxWait's bound (0: none); set at construction.
-	maxWait time.Duration
+	// opts holds the options that change the behavior's rules (MaxWait,
+	// Cost); nil without them. Set at construction, never changed.
+	opts *options[Req]
 
 	// kept holds, in order, requests that reached Request while Limited.
 	// The stage pauses its intake while Limited, so this stays empty unless
@@ -59,12 +60,19 @@ func (b *behavior[Req, Res]) attach(s *stagekit.Stage[Req, Res]) {
 
 // Request spends a unit for e and forwards it, or keeps it while Limited.
 func (b *behavior[Req, Res]) Request(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
+	n := 1
+	if b.opts != nil && b.opts.cost != nil {
+		if n = b.opts.cost(e.Req); !b.affords(n) {
+			s.Answer(e, b.costError(n))
+			return
+		}
+	}
 	if len(b.kept) > 0 { // still Limited: those kept before go first
 		b.keep(s, e)
 		s.PauseRequests(true)
 		return
 	}
-	if !b.spend(s, b.clock.Now()) {
+	if !b.spend(s, b.clock.Now(), n) {
 		b.keep(s, e)
 		return
 	}
@@ -82,14 +90,16 @@ func (b *behavior[Req, Res]) AdmitOnCaller() bool {
 	return ok
 }
 
-// spend takes one unit at now and reports whether it got one. When no unit
+// spend takes n units at now and reports whether it got them. When no unit
 // is left after it (the call that spent the last unit still goes), or
 // there was none, the stage goes Limited until the next unit comes.
-func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time) bool {
+func (b *behavior[Req, Res]) spend(s *stagekit.Stage[Req, Res], now time.Time, n int) bool {
 	b.mu.Lock()
-	ok := b.lim.take(now)
+	ok := b.lim.takeN(now, n)
 	until, limited := b.lim.limitedUntil(now)
-	limited = limited || !ok
+	if !ok {
+		until, limited = b.lim.readyAt(now, n), true
+	}
 	was := b.limited
 	b.limited = limited
 	b.mu.Unlock()
@@ -123,7 +133,7 @@ func (b *behavior[Req, Res]) Control(s *stagekit.Stage[Req, Res], msg any) {
 			s.Answer(e, err)
 			continue
 		}
-		if !b.spend(s, now) {
+		if !b.spend(s, now, b.costOf(e)) {
 			return // Limited again; the alarm is set
 		}
 		b.popKept()

@@ -46,6 +46,11 @@
 // would come more than d after it finds the stage Limited (failsafe-go's
 // rate limiter WithMaxWaitTime).
 //
+// Cost(func(Req) int) makes each request take that many units at once
+// (x/time/rate's WaitN): it goes when they are left and waits for them
+// otherwise; a cost below 1, or above the window's Num or the smooth
+// mode's burst, is answered at once with a *CostError (ErrCost).
+//
 // SetRate and SetBurst change the rate and the smooth mode's burst while
 // the stack runs, with x/time/rate's SetLimit and SetBurst semantics: what
 // the old rate gave up to the change is kept, and units come at the new

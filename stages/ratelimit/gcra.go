@@ -34,17 +34,28 @@ func (g *gcra) rate() Rate { return g.r }
 // due is the earliest time at which the next call conforms.
 func (g *gcra) due() time.Time { return g.tat.Add(-g.tolerance) }
 
-func (g *gcra) take(now time.Time) bool {
-	if now.Before(g.due()) {
+func (g *gcra) take(now time.Time) bool { return g.takeN(now, 1) }
+
+// takeN spends n units at now when the bucket holds n: now is at least
+// n-1 intervals past due.
+func (g *gcra) takeN(now time.Time, n int) bool {
+	if now.Before(g.readyAt(now, n)) {
 		return false
 	}
 	t := g.tat
 	if t.Before(now) {
 		t = now
 	}
-	g.tat = t.Add(g.interval)
+	g.tat = t.Add(time.Duration(n) * g.interval)
 	return true
 }
+
+// readyAt is when the bucket holds n units.
+func (g *gcra) readyAt(_ time.Time, n int) time.Time {
+	return g.due().Add(time.Duration(n-1) * g.interval)
+}
+
+func (g *gcra) maxCost() int { return g.burst }
 
 func (g *gcra) takeSpare(now time.Time) bool {
 	t := g.tat

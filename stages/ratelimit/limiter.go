@@ -26,6 +26,12 @@ type limiter interface {
 	// reports it.
 	setRate(now time.Time, r Rate) error
 	rate() Rate
+	// takeN is take of n units at once (n from 1 to maxCost); readyAt is
+	// when n units are left, at the earliest; maxCost is the most ever
+	// left at once.
+	takeN(now time.Time, n int) bool
+	readyAt(now time.Time, n int) time.Time
+	maxCost() int
 	// turn is when the unit k places after the next comes, while Limited
 	// at now (k 0: the next unit).
 	turn(now time.Time, k int) time.Time

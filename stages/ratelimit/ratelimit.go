@@ -35,6 +35,8 @@ type config struct {
 	asks      int
 	asksSet   bool
 	maxWait   time.Duration
+	cost      any // func(Req) int, checked by New
+	costSet   bool
 }
 
 // Capacity sets the stage's mailbox capacity: how many requests may wait in
@@ -75,8 +77,18 @@ func New[Req, Res any](h troupe.Host, inner troupe.Service[Req, Res], r Rate, op
 		return newRemote(h, inner, r, cfg)
 	}
 	b := newBehavior[Req, Res](lim)
-	b.maxWait = cfg.maxWait
-	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity, CallerPath: spares(lim)}, inner, b)
+	cost, ok := opt.As[func(Req) int](cfg.cost)
+	switch {
+	case !ok:
+		return nil, opt.Bad("ratelimit", "Cost", fmt.Sprintf("%T", cfg.cost), "need a func of the stage's request type returning int")
+	case cfg.costSet && cost == nil:
+		return nil, opt.Nil("ratelimit", "Cost")
+	}
+	if cost != nil || cfg.maxWait != 0 {
+		b.opts = &options[Req]{maxWait: cfg.maxWait, cost: cost}
+	}
+	callerPath := spares(lim) && cost == nil // a cost is the actor's to spend
+	st, err := stagekit.Spawn[Req, Res](h, stagekit.Config{Name: "ratelimit", Capacity: cfg.capacity, CallerPath: callerPath}, inner, b)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: %w", err)
 	}
@@ -113,6 +125,9 @@ func build(r Rate, opts []Option) (limiter, config, error) {
 	}
 	if err := cfg.checkRemote(r); err != nil {
 		return nil, cfg, err
+	}
+	if cfg.costSet && cfg.hasRemote {
+		return nil, cfg, opt.Bad("ratelimit", "Cost", nil, "Cost and Remote do not combine")
 	}
 	if cfg.maxWait < 0 || cfg.maxWait != 0 && cfg.hasRemote {
 		return nil, cfg, opt.Bad("ratelimit", "MaxWait", cfg.maxWait, "need 0 (no maximum) or more, and no Remote limiter")

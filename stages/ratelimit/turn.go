@@ -16,7 +16,7 @@ import (
 // others, for a turn later than it may wait (stagekit.WaitGate). Only a
 // Limited stage refuses: one that is not makes no caller wait for a unit.
 func (b *behavior[Req, Res]) RefuseWait(ctx context.Context, ahead int) error {
-	if _, ok := ctx.Deadline(); !ok && b.maxWait == 0 {
+	if _, ok := ctx.Deadline(); !ok && b.maxWait() == 0 {
 		return nil
 	}
 	now := b.clock.Now()
@@ -36,7 +36,7 @@ func (b *behavior[Req, Res]) refusal(ctx context.Context, now, turn time.Time) e
 	if dl, ok := ctx.Deadline(); ok && dl.Before(turn) {
 		return &LimitedError{RetryAfter: turn.Sub(now), deadline: true}
 	}
-	if b.maxWait > 0 && turn.Sub(now) > b.maxWait {
+	if b.maxWait() > 0 && turn.Sub(now) > b.maxWait() {
 		return &LimitedError{RetryAfter: turn.Sub(now)}
 	}
 	return nil
@@ -45,10 +45,10 @@ func (b *behavior[Req, Res]) refusal(ctx context.Context, now, turn time.Time) e
 // keep keeps e for a later unit (actor), unless its turn, behind those
 // kept, comes later than its caller may wait: it is answered at once then.
 func (b *behavior[Req, Res]) keep(s *stagekit.Stage[Req, Res], e *stagekit.Envelope[Req, Res]) {
-	if _, ok := e.Ctx.Deadline(); ok || b.maxWait != 0 {
+	if _, ok := e.Ctx.Deadline(); ok || b.maxWait() != 0 {
 		now := b.clock.Now()
 		b.mu.Lock()
-		turn := b.lim.turn(now, len(b.kept))
+		turn := b.lim.turn(now, len(b.kept)+b.costOf(e)-1) // its own units past the first count too
 		b.mu.Unlock()
 		if err := b.refusal(e.Ctx, now, turn); err != nil {
 			s.Answer(e, err)

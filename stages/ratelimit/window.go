@@ -42,14 +42,29 @@ func (w *window) roll(now time.Time) {
 // take spends one unit at now, opening a new window first when the current
 // one is over. The call that spends the last unit gets it and leaves the
 // window Limited; while Limited, take reports false and spends nothing.
-func (w *window) take(now time.Time) bool {
+func (w *window) take(now time.Time) bool { return w.takeN(now, 1) }
+
+// takeN spends n units at now when n are left in the window that holds
+// now; otherwise it spends nothing.
+func (w *window) takeN(now time.Time, n int) bool {
 	w.roll(now)
-	if w.rem == 0 {
+	if w.rem < n {
 		return false
 	}
-	w.rem--
+	w.rem -= n
 	return true
 }
+
+// readyAt is now when n units are left, or the window's end (a new window
+// has n: n <= w.n).
+func (w *window) readyAt(now time.Time, n int) time.Time {
+	if end := w.end(); w.rem < n && now.Before(end) {
+		return end
+	}
+	return now
+}
+
+func (w *window) maxCost() int { return w.n }
 
 // limitedUntil reports whether the window is Limited at now, and its end.
 func (w *window) takeSpare(now time.Time) bool {
