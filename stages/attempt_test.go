@@ -109,3 +109,27 @@ func TestWithAttemptMarksAContext(t *testing.T) {
 	assert.Equal(t, troupe.Attempt{Retry: 2}, troupe.AttemptFrom(ctx))
 	assert.Equal(t, troupe.Attempt{}, troupe.AttemptFrom(context.Background()))
 }
+
+// failsafe-go's TestHedgePolicy, "all hedges used", as a behaviour check:
+// with two hedges 20 ms apart and every attempt 100 ms long, three
+// attempts run, and each knows whether it is a hedge (failsafe-go:
+// Attempts() > 1 == IsHedge()).
+//
+// spec: PP3
+func TestEveryHedgeKnowsItIsOneAsFailsafeGosDo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var a attempts
+		st, err := stages.Stack[int, int]().Hedge(hedge.Delay(20*time.Millisecond), hedge.MaxHedges(2), hedge.NoBudget()).
+			Build(troupetest.NewSystem(t), a.leaf(func(int) (time.Duration, error) { return 100 * time.Millisecond, nil }))
+		require.NoError(t, err)
+		_, err = troupe.Do(context.Background(), st, 1)
+		require.NoError(t, err)
+		got := a.got()
+		require.Len(t, got, 3)
+		for i, at := range got {
+			assert.Equal(t, i, at.Hedge)
+			assert.Equal(t, i > 0, at.IsHedge())
+		}
+		synctest.Wait()
+	})
+}
