@@ -18,8 +18,9 @@ import (
 // A retry without a wait goes on at once, without watching the caller's
 // context (asking a timeout's context for Done makes its channel, and the
 // watch allocates too): a call whose first attempt fails costs the
-// 4-stage stack two allocations (the timeout's call context, and the
-// retry's copy of the request), where it cost eight.
+// 4-stage stack three allocations (the timeout's call context, the
+// retry's copy of the request, and the retry's context carrying its
+// number for troupe.AttemptFrom), where it cost eight.
 //
 // spec: RT6
 func TestRT6_ARetryWithoutAWaitAllocatesNoWatch(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRT6_ARetryWithoutAWaitAllocatesNoWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	assert.LessOrEqual(t, allocs, 2.0)
+	assert.LessOrEqual(t, allocs, 3.0)
 	assert.Equal(t, int64(2*(100+1001)), n.Load(), "every call retried once")
 	_ = st.Close(ctx)
 }
