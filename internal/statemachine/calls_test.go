@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-go/troupe"
 	"github.com/troupe-go/troupe/stages/filter"
 	"github.com/troupe-go/troupe/stages/loadshed"
+	"github.com/troupe-go/troupe/stages/ratelimit"
 	"github.com/troupe-go/troupe/stages/reconnect"
 	"github.com/troupe-go/troupe/stages/retry"
 	"github.com/troupe-go/troupe/stages/timeout"
@@ -142,8 +143,11 @@ func (m *machine) verify(t *rapid.T, c *call) {
 			t.Fatalf("one outcome per call: %v got the panic of another request: %v", c, c.err)
 		}
 	}
+	// (A rate limit's refusal of a request whose deadline, a Timeout's
+	// above it, ends before its turn matches the deadline too: it is the
+	// rate limit's outcome, not the caller's context's.)
 	ctxErr := (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) &&
-		!errors.Is(c.err, timeout.ErrTimeout) && !errors.Is(c.err, reconnect.ErrConnect)
+		!errors.Is(c.err, timeout.ErrTimeout) && !errors.Is(c.err, reconnect.ErrConnect) && !errors.Is(c.err, ratelimit.ErrLimited)
 	if ctxErr && c.ctxErr == nil && !m.closing(c) {
 		t.Fatalf("one outcome per call: %v got a context error (%v) though its context was live and nobody closed the stack", c, c.err)
 	}
