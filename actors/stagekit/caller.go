@@ -207,7 +207,7 @@ func (e *Envelope[Req, Res]) HandToCaller(l Leaf[Req, Res]) {
 		return
 	}
 	e.leaf = l
-	if e.detached {
+	if e.detached.Load() {
 		c.running.Add(1) // before forced: a slot passed after it is kept
 		c.mu.Unlock()
 		if e.forced() {
@@ -245,7 +245,7 @@ func (c *callState[Req, Res]) popWork() *Envelope[Req, Res] {
 // runs on the caller's goroutine, as the work returns: it must not block.
 // Safe from any goroutine.
 func (e *Envelope[Req, Res]) WhenLeafReturns(f func()) bool {
-	if e.detached {
+	if e.detached.Load() {
 		return false
 	}
 	c := e.root.call

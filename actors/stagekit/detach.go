@@ -9,7 +9,7 @@ import "github.com/troupe-go/troupe/internal/mailbox"
 // HoldUntilOutcome stages on the paths of the same caller keep their slots
 // after the outcome has passed them, so work nobody waits for any more still
 // counts against their limits. Path holder only.
-func (e *Envelope[Req, Res]) Detach() { e.detached, e.forcible = true, true }
+func (e *Envelope[Req, Res]) Detach() { e.detached.Store(true); e.forcible = true }
 
 // forced reports whether an outcome already passed one of the frames of e,
 // or, for an attempt made from a request, one of the root's frames its

@@ -99,8 +99,9 @@ type Envelope[Req, Res any] struct {
 	unwatch func() bool                     // stops a parked envelope's context watch
 	obs     *Reporter                       // the innermost observed stage that accepted it, for EventStarted; owned by the path holder
 	// detached: its leaf work runs on a goroutine of its own (Detach);
-	// owned by the path holder.
-	detached bool
+	// set by the path holder, read by a stage above that asks when the
+	// caller's leaf work returns (WhenLeafReturns), on its own goroutine.
+	detached atomic.Bool
 	// ctxClosed: Ctx is cancelled by a stage on its path when that stage is
 	// closed with the call running (SetCtx); owned by the path holder.
 	ctxClosed bool
@@ -130,7 +131,7 @@ func (e *Envelope[Req, Res]) Push(h Hook[Req, Res]) (*Frame[Req, Res], error) {
 	}
 	f := &e.frames[e.depth]
 	f.hook, f.pos, f.env, f.ctx, f.req = h, e.depth, e, e.Ctx, e.Req
-	f.detached, f.forcible, f.ctxClosed = e.detached, e.forcible, e.ctxClosed
+	f.detached, f.forcible, f.ctxClosed = e.detached.Load(), e.forcible, e.ctxClosed
 	e.depth++
 	return f, nil
 }
@@ -222,7 +223,8 @@ func (e *Envelope[Req, Res]) reset() {
 		e.root = nil
 	}
 	e.leaf, e.unwatch, e.obs = nil, nil, nil
-	e.detached, e.ctxClosed, e.forcible = false, false, false
+	e.detached.Store(false)
+	e.ctxClosed, e.forcible = false, false
 	e.letGo()
 }
 

@@ -29,7 +29,7 @@ func (e *Envelope[Req, Res]) Origin() Origin[Req, Res] {
 	if e.root == e {
 		depth = e.depth
 	}
-	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: e.Ctx, detached: e.detached, forcible: e.forcible, ctxClosed: e.ctxClosed}
+	return Origin[Req, Res]{root: e.root, rootDepth: depth, ctx: e.Ctx, detached: e.detached.Load(), forcible: e.forcible, ctxClosed: e.ctxClosed}
 }
 
 // Origin returns the origin of f's request as it was when f was pushed:
@@ -54,7 +54,8 @@ func NewChildOf[Req, Res any](pool *sync.Pool, o *Origin[Req, Res], ctx context.
 	e.pool = pool
 	e.root, e.rootDepth = o.root, o.rootDepth
 	e.root.Ref()
-	e.detached, e.forcible = o.detached, o.forcible
+	e.detached.Store(o.detached)
+	e.forcible = o.forcible
 	e.ctxClosed = o.ctxClosed && ctx == o.ctx
 	e.Ctx, e.Req = ctx, req
 	e.refs = 1 // a pooled envelope is ours alone: no fence (see Envelope.refs)
